@@ -1,0 +1,43 @@
+# The README's commands. Everything installs itself into .venv on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: book test lab bench lint clean help
+
+help:
+	@echo "make book   build the website into _build/html (creates .venv, installs)"
+	@echo "make test   run every test: library, notebooks, book build (creates .venv, installs)"
+	@echo "make lab    open the notebooks in JupyterLab"
+	@echo "make bench  run the kernel benchmark (ratios against transformers and a plain copy)"
+	@echo "make lint   ruff check"
+	@echo "make clean  remove build outputs (keeps .venv)"
+
+# (Re)install when the requirements or the package metadata change.
+$(STAMP): requirements.txt pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	@touch $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build .
+	@echo ""
+	@echo "The book is at: $(CURDIR)/_build/html/index.html"
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lab: $(STAMP)
+	$(BIN)/python -m pip install --quiet jupyterlab
+	$(BIN)/jupyter lab chapters/
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_kernels.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+
+clean:
+	rm -rf _build .pytest_cache .hypothesis

@@ -1,0 +1,120 @@
+"""Argument checks shared by every public function.
+
+Each check raises a ``TypeError`` (wrong kind of value) or ``ValueError`` (right
+kind, wrong value) whose message names the parameter, shows the value received
+and says what is allowed, so that a student sees the mistake at the call site
+rather than an ``IndexError`` from deep inside NumPy.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+
+def _show(value) -> str:
+    """A short ``repr`` of ``value`` for error messages."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_int(name: str, value, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """Return ``value`` as an ``int``; refuse bools, floats and out-of-range values.
+
+    Integral floats such as ``4.0`` are refused too: a length written as a float is
+    usually a sign that something upstream divided where it meant to floor-divide.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {_show(value)} of type {type(value).__name__}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be an integer <= {maximum}, got {value}")
+    return value
+
+
+def check_even_int(name: str, value, *, minimum: int = 2) -> int:
+    """Return ``value`` as an even ``int`` >= ``minimum`` (RoPE rotates pairs of dimensions)."""
+    value = check_int(name, value, minimum=minimum)
+    if value % 2:
+        raise ValueError(
+            f"{name} must be even (dimensions are rotated in pairs), got {value}; use {value - 1} or {value + 1}"
+        )
+    return value
+
+
+def check_real(
+    name: str,
+    value,
+    *,
+    positive: bool = False,
+    minimum: float | None = None,
+    strictly_above: float | None = None,
+) -> float:
+    """Return ``value`` as a finite ``float``, optionally bounded below."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {_show(value)} of type {type(value).__name__}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if positive and value <= 0:
+        raise ValueError(f"{name} must be > 0, got {value}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if strictly_above is not None and value <= strictly_above:
+        raise ValueError(f"{name} must be > {strictly_above}, got {value}")
+    return value
+
+
+def check_base(value) -> float:
+    """Return a valid frequency base: finite and > 1 (a base <= 1 gives no spread of wavelengths)."""
+    return check_real("base", value, strictly_above=1.0)
+
+
+def check_choice(name: str, value, allowed) -> str:
+    """Return ``value`` if it is one of ``allowed`` (strings), else raise naming them all."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, one of {sorted(allowed)}, got {_show(value)}")
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {sorted(allowed)}, got {value!r}")
+    return value
+
+
+def check_dtype(name: str, value) -> np.dtype:
+    """Return a NumPy floating dtype; refuse integer and complex dtypes."""
+    try:
+        dtype = np.dtype(value)
+    except TypeError as error:
+        raise TypeError(f"{name} must be a NumPy floating dtype such as numpy.float32, got {_show(value)}") from error
+    if not np.issubdtype(dtype, np.floating):
+        raise ValueError(f"{name} must be a floating dtype (float16, float32 or float64), got {dtype}")
+    return dtype
+
+
+def as_real_array(name: str, value, *, ndim: int | None = None, integer: bool = False) -> np.ndarray:
+    """Return ``value`` as a finite NumPy array.
+
+    With ``integer=True`` the values must be whole numbers (an integer dtype, or floats
+    that are exactly integral) and the result has dtype int64; otherwise float64.
+    """
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    array = np.asarray(value)
+    if array.dtype == object or array.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {array.dtype} from {_show(value)}")
+    if array.dtype.kind == "b":
+        raise TypeError(f"{name} must hold numbers, not booleans")
+    if ndim is not None and array.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {array.shape}")
+    if array.dtype.kind == "f" and not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite, got non-finite values in {_show(value)}")
+    if integer:
+        if array.dtype.kind == "f":
+            if not np.all(array == np.round(array)):
+                bad = array[array != np.round(array)].ravel()[0]
+                raise ValueError(f"{name} must hold whole numbers (positions are integers), got {bad}")
+        return array.astype(np.int64)
+    return array.astype(np.float64)

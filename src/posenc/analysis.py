@@ -1,0 +1,182 @@
+"""Measurements on encodings: similarity, offsets as rotations, wavelengths, decay, precision."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._validation import as_real_array, check_base, check_choice, check_even_int, check_int, check_real
+from .absolute import sinusoidal_frequencies
+from .rope import LAYOUTS, apply_rope, rope_angles
+
+__all__ = [
+    "angle_rounding_error",
+    "critical_dimension",
+    "effective_scale",
+    "offset_matrix",
+    "rope_decay_bound",
+    "rope_scores",
+    "rotations_within_context",
+    "similarity",
+    "wavelengths",
+]
+
+
+def similarity(table, normalize: bool = False) -> np.ndarray:
+    """Dot products of every pair of rows, ``table @ table.T``; cosine similarities if ``normalize``.
+
+    For the sinusoidal table, entry ``[p, q]`` is ``sum_i cos((p - q) omega_i)``: it
+    depends on ``p - q`` only (a Toeplitz matrix) and is symmetric, so it cannot
+    tell "before" from "after".
+
+    Returns a float64 array of shape ``(n, n)``.
+    """
+    table = as_real_array("table", table, ndim=2)
+    if normalize:
+        norms = np.linalg.norm(table, axis=1, keepdims=True)
+        if np.any(norms == 0):
+            row = int(np.flatnonzero(norms[:, 0] == 0)[0])
+            raise ValueError(f"cannot normalize: row {row} of table is all zeros")
+        table = table / norms
+    return table @ table.T
+
+
+def offset_matrix(k: float, d_model: int, base: float = 10000.0) -> np.ndarray:
+    """The matrix ``M_k`` with ``sinusoidal(p + k) == offset_matrix(k) @ sinusoidal(p)`` for every ``p``.
+
+    Block-diagonal, one 2x2 rotation per (sin, cos) pair, from the angle-sum identities
+    ``sin(a + b) = sin a cos b + cos a sin b`` and ``cos(a + b) = cos a cos b - sin a sin b``::
+
+        [ cos(k w_i)   sin(k w_i) ]
+        [-sin(k w_i)   cos(k w_i) ]
+
+    It depends on ``k`` but not on ``p``: this is the "linear function of PE_pos" of
+    Vaswani et al. 2017, section 3.5. ``d_model`` must be even (a lone final sine has
+    no cosine partner, and no fixed matrix can shift it).
+
+    Returns a float64 array of shape ``(d_model, d_model)``.
+    """
+    k = check_real("k", k)
+    d_model = check_int("d_model", d_model, minimum=2)
+    if d_model % 2:
+        raise ValueError(
+            f"d_model must be even for offset_matrix, got {d_model}: the last column of an odd-width "
+            "table is a sine with no cosine partner, and sin(w(p + k)) is not a fixed linear function of sin(w p)"
+        )
+    angles = k * sinusoidal_frequencies(d_model, base)
+    matrix = np.zeros((d_model, d_model))
+    c, s = np.cos(angles), np.sin(angles)
+    even = np.arange(0, d_model, 2)
+    matrix[even, even] = c
+    matrix[even, even + 1] = s
+    matrix[even + 1, even] = -s
+    matrix[even + 1, even + 1] = c
+    return matrix
+
+
+def _check_positive_freq(inv_freq) -> np.ndarray:
+    inv_freq = as_real_array("inv_freq", inv_freq)
+    if np.any(inv_freq <= 0):
+        raise ValueError(f"inv_freq must be > 0 (radians per position), got min {inv_freq.min()}")
+    return inv_freq
+
+
+def wavelengths(inv_freq) -> np.ndarray:
+    """Tokens per full turn of each pair: ``2 pi / inv_freq``.
+
+    For the default RoPE/sinusoidal speeds this runs from ``2 pi`` (pair 0) to
+    ``2 pi * base ** ((d - 2) / d)`` (the last pair), a geometric progression.
+    """
+    return 2 * np.pi / _check_positive_freq(inv_freq)
+
+
+def rotations_within_context(inv_freq, context_length: float) -> np.ndarray:
+    """Full turns each pair completes over ``context_length`` tokens: ``L * inv_freq / (2 pi)``.
+
+    Pairs with fewer than one turn never saw all their angles during training at
+    length ``L``; past ``L`` they meet angles they have never seen.
+    """
+    context_length = check_real("context_length", context_length, positive=True)
+    return context_length * _check_positive_freq(inv_freq) / (2 * np.pi)
+
+
+def critical_dimension(head_dim: int, base: float, context_length: int) -> int:
+    """``2 * ceil((d/2) * log_base(L / (2 pi)))``: how many dimensions complete a full turn within ``L``.
+
+    Liu et al. 2023, "Scaling Laws of RoPE-based Extrapolation", section 3: the
+    dimensions from this index on never complete a period during training, so their
+    angles beyond ``L`` are out of distribution. 92 for Llama 2 (``d = 128``,
+    ``base = 10000``, ``L = 4096``). Clipped to ``[0, head_dim]``.
+    """
+    head_dim = check_even_int("head_dim", head_dim)
+    base = check_base(base)
+    context_length = check_int("context_length", context_length, minimum=1)
+    pairs = math.ceil(head_dim / 2 * math.log(context_length / (2 * math.pi)) / math.log(base))
+    return int(min(max(2 * pairs, 0), head_dim))
+
+
+def effective_scale(inv_freq, scaled_inv_freq) -> np.ndarray:
+    """How many times slower each pair turns after scaling: ``inv_freq / scaled_inv_freq``.
+
+    1 means the pair is untouched (extrapolated), ``s`` means fully interpolated.
+    """
+    original = _check_positive_freq(inv_freq)
+    scaled = as_real_array("scaled_inv_freq", scaled_inv_freq)
+    if scaled.shape != original.shape:
+        raise ValueError(f"scaled_inv_freq must have the shape of inv_freq {original.shape}, got {scaled.shape}")
+    return original / _check_positive_freq(scaled)
+
+
+def rope_decay_bound(offsets, inv_freq) -> np.ndarray:
+    """RoFormer's long-term-decay curve: ``(1 / (d/2)) * sum_{j=1}^{d/2} |S_j|``, ``S_j = sum_{k<j} exp(i r theta_k)``.
+
+    Su et al. 2021, section 3.4.3 and figure 2. By Abel summation,
+    ``|q_m . k_n| <= (max_j |h_{j+1} - h_j|) * sum_j |S_j|`` with ``r = m - n``: this is a
+    decaying *upper bound* on the score for slowly varying ``h``, not the score
+    itself; real scores can be large at long distances.
+
+    Returns a float64 array with one value per offset.
+    """
+    offsets = as_real_array("offsets", offsets, ndim=1)
+    angles = rope_angles(offsets, inv_freq)
+    partial_sums = np.cumsum(np.exp(1j * angles), axis=1)
+    return np.mean(np.abs(partial_sums), axis=1)
+
+
+def rope_scores(q, k, offsets, inv_freq, layout: str = "half", attention_factor: float = 1.0) -> np.ndarray:
+    """The RoPE score ``<R(m) q, R(n) k>`` for ``m - n = offset``, one per offset.
+
+    By the relative property it depends on the offset only, so the key is placed at
+    position 0 and the query at each offset.
+    """
+    layout = check_choice("layout", layout, LAYOUTS)
+    q = as_real_array("q", q, ndim=1)
+    k = as_real_array("k", k, ndim=1)
+    if q.shape != k.shape:
+        raise ValueError(f"q and k must have the same shape, got {q.shape} and {k.shape}")
+    offsets = as_real_array("offsets", offsets, ndim=1)
+    rotated_q = apply_rope(np.broadcast_to(q, (offsets.size, q.size)), offsets, inv_freq, layout, attention_factor)
+    rotated_k = apply_rope(k[None, :], [0], inv_freq, layout, attention_factor)[0]
+    return rotated_q @ rotated_k
+
+
+def angle_rounding_error(positions, inv_freq, dtype: str = "float32") -> np.ndarray:
+    """``|angle formed in dtype - exact angle|`` in radians, for each position and pair.
+
+    Mimics code that builds positions and angles in a low-precision dtype (the
+    positions themselves are rounded first: bfloat16 holds every integer only up to
+    256). The exact angle is the float64 product. ``dtype`` is "float16", "bfloat16",
+    "float32" or "float64".
+
+    Returns a float64 array of shape ``(len(positions), len(inv_freq))``.
+    """
+    import torch
+
+    dtype = check_choice("dtype", dtype, ("float16", "bfloat16", "float32", "float64"))
+    exact = rope_angles(positions, inv_freq)
+    positions = as_real_array("positions", positions, ndim=1)
+    inv_freq = as_real_array("inv_freq", inv_freq, ndim=1)
+    torch_dtype = getattr(torch, dtype)
+    low = torch.from_numpy(positions).to(torch_dtype)[:, None] * torch.from_numpy(inv_freq).to(torch_dtype)[None, :]
+    return np.abs(low.to(torch.float64).numpy() - exact)

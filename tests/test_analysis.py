@@ -1,0 +1,110 @@
+"""Analysis helpers: the offset identity, Toeplitz similarity, wavelengths, decay bound, precision."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import posenc
+
+
+@given(k=st.integers(-500, 500), half_dim=st.integers(1, 32), base=st.floats(2.0, 1e5))
+def test_offset_matrix_shifts_every_position_by_k(k, half_dim, base):
+    d = 2 * half_dim
+    table = posenc.sinusoidal(600, d, base)
+    p = np.arange(max(0, -k), min(600, 600 - k))
+    shifted = table[p] @ posenc.offset_matrix(k, d, base).T  # row form of PE(p + k) = M_k PE(p)
+    np.testing.assert_allclose(shifted, table[p + k], atol=1e-9)
+
+
+def test_offset_matrix_is_orthogonal_block_diagonal_and_independent_of_position():
+    m = posenc.offset_matrix(3, 8)
+    np.testing.assert_allclose(m @ m.T, np.eye(8), atol=1e-15)
+    assert np.count_nonzero(m) == 16  # four 2x2 blocks
+    # block 0 by hand: omega_0 = 1
+    np.testing.assert_allclose(m[:2, :2], [[math.cos(3), math.sin(3)], [-math.sin(3), math.cos(3)]])
+    np.testing.assert_allclose(posenc.offset_matrix(2, 8) @ posenc.offset_matrix(3, 8), posenc.offset_matrix(5, 8))
+    np.testing.assert_allclose(posenc.offset_matrix(-3, 8), m.T)
+
+
+def test_offset_matrix_refuses_odd_width():
+    with pytest.raises(ValueError, match="d_model must be even"):
+        posenc.offset_matrix(1, 5)
+
+
+def test_sinusoidal_similarity_is_symmetric_toeplitz_with_cosine_sums():
+    table = posenc.sinusoidal(64, 32)
+    sim = posenc.similarity(table)
+    np.testing.assert_allclose(sim, sim.T)
+    np.testing.assert_allclose(sim[1:, 1:], sim[:-1, :-1], atol=1e-12)
+    omega = posenc.sinusoidal_frequencies(32)
+    np.testing.assert_allclose(sim[10, 3], np.sum(np.cos(7 * omega)))
+    np.testing.assert_allclose(np.diag(sim), 16.0)
+
+
+def test_cosine_similarity_has_unit_diagonal():
+    rng = np.random.default_rng(0)
+    sim = posenc.similarity(rng.normal(size=(10, 4)), normalize=True)
+    np.testing.assert_allclose(np.diag(sim), 1.0)
+    assert np.all(np.abs(sim) <= 1 + 1e-12)
+
+
+def test_wavelengths_and_rotations():
+    inv = posenc.rope_inv_freq(8)
+    np.testing.assert_allclose(posenc.wavelengths(inv), 2 * np.pi * 10.0 ** np.arange(4))
+    turns = posenc.rotations_within_context(inv, 2 * np.pi * 100)
+    np.testing.assert_allclose(turns, [100, 10, 1, 0.1])
+
+
+def test_critical_dimension_published_value_for_llama2():
+    # Liu et al. 2023: 92 for LLaMA 2 (head_dim 128, base 10000, trained at 4096)
+    assert posenc.critical_dimension(128, 10000.0, 4096) == 92
+    # its meaning: pairs before it complete a full turn within L, pairs from it on do not
+    turns = posenc.rotations_within_context(posenc.rope_inv_freq(128), 4096)
+    assert turns[45] > 1 > turns[46]
+    assert posenc.critical_dimension(128, 10000.0, 1) == 0
+    assert posenc.critical_dimension(8, 10.0, 10**9) == 8
+
+
+def test_effective_scale():
+    theta = posenc.rope_inv_freq(16)
+    np.testing.assert_allclose(posenc.effective_scale(theta, theta / 4), 4.0)
+
+
+def test_decay_bound_brute_force_and_limits():
+    inv = posenc.rope_inv_freq(16)
+    offsets = np.array([0.0, 1.0, 17.0, 250.0])
+    bound = posenc.rope_decay_bound(offsets, inv)
+    for r, value in zip(offsets, bound, strict=True):
+        partial = [abs(sum(np.exp(1j * r * inv[k]) for k in range(j))) for j in range(1, 9)]
+        assert value == pytest.approx(np.mean(partial))
+    assert bound[0] == pytest.approx(np.mean(np.arange(1, 9)))  # at r = 0, |S_j| = j
+    long = posenc.rope_decay_bound(np.arange(0, 2000), posenc.rope_inv_freq(128))
+    assert long[0] > 5 * long[1000:].mean()  # it decays (with ripples)
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+def test_rope_scores_equal_dot_products_of_rotated_vectors(layout):
+    rng = np.random.default_rng(1)
+    q, k = rng.normal(size=(2, 16))
+    inv = posenc.rope_inv_freq(16)
+    offsets = np.array([-5, 0, 3, 40])
+    scores = posenc.rope_scores(q, k, offsets, inv, layout)
+    for r, s in zip(offsets, scores, strict=True):
+        m, n = 100 + r, 100
+        expected = posenc.apply_rope(q[None], [m], inv, layout)[0] @ posenc.apply_rope(k[None], [n], inv, layout)[0]
+        assert s == pytest.approx(expected)
+    assert scores[1] == pytest.approx(q @ k)
+
+
+def test_angle_rounding_error_by_dtype():
+    inv = posenc.rope_inv_freq(64)
+    positions = np.array([3, 1000, 2**20])
+    assert np.all(posenc.angle_rounding_error(positions, inv, "float64") == 0)
+    err32 = posenc.angle_rounding_error(positions, inv, "float32")
+    assert err32[0].max() < 1e-6 and 1e-4 < err32[2].max() < 0.2
+    # bfloat16 has 8 significant bits, so it cannot even hold the position: 257 rounds to 256
+    errbf = posenc.angle_rounding_error(np.array([257]), inv, "bfloat16")
+    assert errbf[0, 0] >= 1.0  # 257 rounds to 256: a full radian off in pair 0

@@ -1,0 +1,107 @@
+"""The book: notebooks committed clean, every page built with warnings as errors, every notebook executed.
+
+One build (``jupyter-book build --all -W -n --keep-going``) into a fresh output folder
+executes every notebook top to bottom exactly once; the tests below read its results.
+Execution times are written to ``_build/test-book/execution_times.json`` (a report, not
+an assertion: timings belong in benchmarks).
+"""
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "_build" / "test-book"
+NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
+
+
+def toc_files() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        for chapter in part["chapters"]:
+            files.append(chapter["file"])
+            files += [section["file"] for section in chapter.get("sections", [])]
+    return files
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebooks_are_committed_without_outputs(path):
+    notebook = nbformat.read(path, as_version=4)
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type == "code":
+            assert not cell.outputs, f"{path.name} cell {index} has outputs: the build executes notebooks"
+            assert cell.execution_count is None, f"{path.name} cell {index} has an execution count"
+
+
+def test_every_notebook_is_in_the_table_of_contents():
+    listed = set(toc_files())
+    for path in NOTEBOOKS:
+        assert f"chapters/{path.stem}" in listed, f"{path.name} is not in _toc.yml"
+
+
+def test_api_page_documents_every_public_name():
+    import posenc
+    import posenc.nn
+    import posenc.plotting
+
+    text = (ROOT / "api.md").read_text()
+    for name in posenc.__all__:
+        assert re.search(rf"posenc(\.\w+)?\.{name}\b", text), f"api.md does not document posenc.{name}"
+    for module in (posenc.nn, posenc.plotting):
+        for name in module.__all__:
+            assert f"{module.__name__}.{name}" in text, f"api.md does not document {module.__name__}.{name}"
+
+
+@pytest.fixture(scope="session")
+def built_book():
+    """Build the whole book once, from scratch, with warnings as errors."""
+    shutil.rmtree(OUT, ignore_errors=True)
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    command = [str(jupyter_book), "build", "--all", "-W", "-n", "--keep-going", "--path-output", str(OUT), str(ROOT)]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=3600)
+    log = result.stdout + result.stderr
+    (OUT / "build.log").parent.mkdir(parents=True, exist_ok=True)
+    (OUT / "build.log").write_text(log)
+    return result.returncode, log, OUT / "_build" / "html"
+
+
+@pytest.mark.book
+def test_book_builds_with_warnings_as_errors(built_book):
+    returncode, log, html = built_book
+    problems = [line for line in log.splitlines() if "WARNING" in line or "ERROR" in line]
+    assert returncode == 0, "book build failed:\n" + "\n".join(problems[-40:] or log.splitlines()[-40:])
+    assert (html / "index.html").exists()
+
+
+@pytest.mark.book
+def test_every_toc_page_is_built(built_book):
+    _, _, html = built_book
+    for name in toc_files():
+        assert (html / f"{name}.html").exists(), f"{name}.html was not built"
+
+
+@pytest.mark.book
+def test_every_notebook_executed_and_reports_its_time(built_book):
+    from jupyter_cache import get_cache
+
+    _, _, html = built_book
+    records = {
+        Path(r.uri).name: r.data.get("execution_seconds")
+        for r in get_cache(OUT / "_build" / ".jupyter_cache").list_cache_records()
+    }
+    times = {}
+    for path in NOTEBOOKS:
+        assert path.name in records, f"{path.name} was not executed by the build"
+        times[path.name] = round(records[path.name], 2)
+        page = (html / "chapters" / f"{path.stem}.html").read_text()
+        assert "cell_output" in page, f"{path.name}: the built page has no cell outputs"
+    (OUT / "execution_times.json").write_text(json.dumps(times, indent=2))
+    print("\nnotebook execution times (s):", json.dumps(times, indent=2))
