@@ -21,8 +21,19 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	@touch $(STAMP)
 
+# The execution cache only notices changes to the notebooks themselves; a change under
+# src/ must re-execute every chapter, or the figures silently show the old library.
+SRC_HASH = $(shell find src -name '*.py' -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-16)
+
 book: $(STAMP)
-	$(BIN)/jupyter-book build .
+	@mkdir -p _build
+	@if [ "$$(cat _build/.src-hash 2>/dev/null)" != "$(SRC_HASH)" ]; then \
+		echo "src/ changed since the last build: re-executing every chapter"; \
+		rm -rf _build/.jupyter_cache && $(BIN)/jupyter-book build --all . ; \
+	else \
+		$(BIN)/jupyter-book build . ; \
+	fi
+	@echo "$(SRC_HASH)" > _build/.src-hash
 	@echo ""
 	@echo "The book is at: $(CURDIR)/_build/html/index.html"
 
