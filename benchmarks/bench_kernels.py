@@ -32,21 +32,27 @@ import posenc
 from posenc.nn import RotaryEmbedding
 
 
-def timeit(function, repeats: int, warmup: int = 2) -> dict:
-    for _ in range(warmup):
-        function()
-    seconds = []
+def time_round_robin(contenders: dict, repeats: int, warmup: int = 2) -> dict:
+    """Time each contender once per round, ``repeats`` rounds, so that a slow spell of
+    the machine hits every contender alike; report the median and the minimum."""
+    for function in contenders.values():
+        for _ in range(warmup):
+            function()
+    seconds = {name: [] for name in contenders}
     for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        seconds.append(time.perf_counter() - start)
-    return {"median_s": statistics.median(seconds), "min_s": min(seconds), "repeats": repeats}
+        for name, function in contenders.items():
+            start = time.perf_counter()
+            function()
+            seconds[name].append(time.perf_counter() - start)
+    return {
+        name: {"median_s": statistics.median(s), "min_s": min(s), "repeats": repeats} for name, s in seconds.items()
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shape", type=int, nargs=4, default=[4, 32, 2048, 128], metavar=("B", "H", "S", "D"))
-    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--layout", choices=posenc.LAYOUTS, default="half")
     parser.add_argument("--quick", action="store_true", help="tiny shapes, 3 repeats: a smoke test")
@@ -93,7 +99,7 @@ def main() -> None:
         "copy_ into buffer": lambda: (buffers[0].copy_(q), buffers[1].copy_(k)),
     }
     with torch.inference_mode():
-        results = {name: timeit(function, args.repeats) for name, function in contenders.items()}
+        results = time_round_robin(contenders, args.repeats)
 
     reference = results["transformers apply_rotary_pos_emb"]["median_s"]
     clone = results["copy (clone)"]["median_s"]
@@ -104,15 +110,20 @@ def main() -> None:
     )
     print(
         f"q and k of shape {tuple(q.shape)} float32 ({megabytes:.0f} MiB together), layout {args.layout!r}, "
-        f"median of {args.repeats}"
+        f"{args.repeats} rounds, contenders interleaved"
     )
-    print(f"{'contender':38s} {'median ms':>10s} {'min ms':>8s} {'speed-up vs transformers':>25s} {'vs clone':>9s}")
+    reference_min = results["transformers apply_rotary_pos_emb"]["min_s"]
+    header = f"{'contender':38s} {'median ms':>10s} {'min ms':>8s} {'speed-up (median, min)':>24s} {'vs clone':>9s}"
+    print(header)
     for name, r in results.items():
+        speedup = f"{reference / r['median_s']:.2f}x, {reference_min / r['min_s']:.2f}x"
         print(
-            f"{name:38s} {1e3 * r['median_s']:10.1f} {1e3 * r['min_s']:8.1f} "
-            f"{reference / r['median_s']:24.2f}x {clone / r['median_s']:8.2f}"
+            f"{name:38s} {1e3 * r['median_s']:10.1f} {1e3 * r['min_s']:8.1f} {speedup:>24s} "
+            f"{clone / r['median_s']:9.2f}"
         )
-    print("'vs clone' is the fraction of a plain copy's speed (1.00 = as fast as copying the tensors).")
+    print("speed-up: transformers' time over the contender's, from medians and from minima (the minimum is the")
+    print("machine's quietest moment for each; the reference's median varies most). 'vs clone': the fraction of")
+    print("a plain copy's speed reached (1.00 = as fast as copying the tensors).")
     print(
         f"max |error| against float64 on one (batch, head) slice: posenc {error_posenc:.1e}"
         + (f", transformers {error_transformers:.1e} (its angles are formed in float32)" if error_transformers else "")
