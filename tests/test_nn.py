@@ -105,24 +105,11 @@ def test_rotary_module_equals_apply_rope_with_scaled_frequencies(layout, method,
 
 @pytest.mark.parametrize("method,factor,params", [*SCALINGS[:2], *SCALINGS[3:], ("dynamic", 4.0, {})])
 def test_rotary_module_matches_transformers_llama(method, factor, params):
-    from transformers import LlamaConfig
+    from reference import llama_rope_config
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
 
     head_dim, original, seq = 64, 256, 700
-    rope = {"rope_type": method, "rope_theta": 10000.0, **params}
-    max_pos = original
-    if method != "default":
-        rope["factor"] = factor
-    if method in ("yarn", "llama3"):
-        rope["original_max_position_embeddings"] = original
-        max_pos = int(original * factor)
-    config = LlamaConfig(
-        hidden_size=4 * head_dim,
-        num_attention_heads=4,
-        head_dim=head_dim,
-        max_position_embeddings=max_pos,
-        rope_parameters=rope,
-    )
+    config = llama_rope_config(method, head_dim, 10000.0, factor, original, **params)
     q, k = randn(1, 4, seq, head_dim, seed=3), randn(1, 4, seq, head_dim, seed=4)
     position_ids = torch.arange(seq)[None]
     cos, sin = LlamaRotaryEmbedding(config)(q, position_ids)

@@ -186,16 +186,10 @@ def test_non_contiguous_input(layout):
 
 @pytest.mark.parametrize("head_dim,base", [(64, 10000.0), (128, 500000.0), (32, 1000.0)])
 def test_half_layout_matches_transformers_apply_rotary_pos_emb(head_dim, base):
-    from transformers import LlamaConfig
+    from reference import llama_rope_config
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
 
-    config = LlamaConfig(
-        hidden_size=2 * head_dim,
-        num_attention_heads=2,
-        head_dim=head_dim,
-        max_position_embeddings=4096,
-        rope_parameters={"rope_type": "default", "rope_theta": base},
-    )
+    config = llama_rope_config("default", head_dim, base, 1.0, 4096)
     generator = torch.Generator().manual_seed(3)
     q = torch.randn(2, 2, 50, head_dim, generator=generator)
     k = torch.randn(2, 2, 50, head_dim, generator=generator)

@@ -11,27 +11,14 @@ import posenc
 from posenc.scaling import SCALING_METHODS
 
 transformers = pytest.importorskip("transformers")
-from transformers import LlamaConfig  # noqa: E402
+from reference import llama_rope_config  # noqa: E402
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS  # noqa: E402
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding  # noqa: E402
 
 
 def reference(method, head_dim, base, factor, original, seq_len=None, **params):
-    """transformers' (inv_freq, attention_factor) for the same inputs, via a weightless LlamaConfig."""
-    rope = {"rope_type": method, "rope_theta": base}
-    max_pos = original
-    if method in ("linear", "dynamic"):
-        rope["factor"] = factor
-    elif method in ("yarn", "llama3"):
-        rope.update(factor=factor, original_max_position_embeddings=original, **params)
-        max_pos = int(original * factor)
-    config = LlamaConfig(
-        hidden_size=2 * head_dim,
-        num_attention_heads=2,
-        head_dim=head_dim,
-        max_position_embeddings=max_pos,
-        rope_parameters=rope,
-    )
+    """transformers' (inv_freq, attention_factor) for the same inputs."""
+    config = llama_rope_config(method, head_dim, base, factor, original, **params)
     if method == "default":
         inv, af = LlamaRotaryEmbedding.compute_default_rope_parameters(config)
     else:

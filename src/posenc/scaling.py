@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._validation import check_base, check_choice, check_even_int, check_int, check_real
+from ._validation import check_base, check_choice, check_even_int, check_greater, check_int, check_real
 from .rope import rope_inv_freq
 
 __all__ = [
@@ -231,11 +231,7 @@ def yarn_ramp(
     base = check_base(base)
     beta_fast = check_real("beta_fast", beta_fast, positive=True)
     beta_slow = check_real("beta_slow", beta_slow, positive=True)
-    if beta_fast <= beta_slow:
-        raise ValueError(
-            f"beta_fast must be > beta_slow (turns within the original context: fast pairs turn more), "
-            f"got beta_fast={beta_fast}, beta_slow={beta_slow}"
-        )
+    check_greater("beta_fast", beta_fast, "beta_slow", beta_slow, "turns within the original context")
     if not isinstance(truncate, bool):
         raise TypeError(f"truncate must be True or False, got {truncate!r}")
     low, high = yarn_correction_range(beta_fast, beta_slow, head_dim, base, original_max_position_embeddings, truncate)
@@ -287,11 +283,7 @@ def llama3_scaling(
     """
     low_freq_factor = check_real("low_freq_factor", low_freq_factor, positive=True)
     high_freq_factor = check_real("high_freq_factor", high_freq_factor, positive=True)
-    if high_freq_factor <= low_freq_factor:
-        raise ValueError(
-            f"high_freq_factor must be > low_freq_factor, got high_freq_factor={high_freq_factor}, "
-            f"low_freq_factor={low_freq_factor}"
-        )
+    check_greater("high_freq_factor", high_freq_factor, "low_freq_factor", low_freq_factor)
     theta = rope_inv_freq(head_dim, base)
     length = original_max_position_embeddings
     wavelength = 2 * math.pi / theta
