@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: book test lab bench lint clean help
+.PHONY: book test lab bench lint student clean help
 
 help:
 	@echo "make book   build the website into _build/html (creates .venv, installs)"
@@ -12,6 +12,7 @@ help:
 	@echo "make lab    open the notebooks in JupyterLab"
 	@echo "make bench  run the kernel benchmark (ratios against transformers and a plain copy)"
 	@echo "make lint   ruff check"
+	@echo "make student  write the student edition (solutions removed) to _build/student/"
 	@echo "make clean  remove build outputs (keeps .venv)"
 
 # (Re)install when the requirements or the package metadata change.
@@ -21,7 +22,8 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	@touch $(STAMP)
 
-# The execution cache only notices changes to the notebooks themselves; a change under
+# POSENC_STATIC=1 makes every explorer render its website form (a self-contained player)
+# instead of live ipywidgets. The execution cache only notices changes to the notebooks themselves; a change under
 # src/ must re-execute every chapter, or the figures silently show the old library.
 SRC_HASH = $(shell find src -name '*.py' -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-16)
 
@@ -29,9 +31,9 @@ book: $(STAMP)
 	@mkdir -p _build
 	@if [ "$$(cat _build/.src-hash 2>/dev/null)" != "$(SRC_HASH)" ]; then \
 		echo "src/ changed since the last build: re-executing every chapter"; \
-		rm -rf _build/.jupyter_cache && $(BIN)/jupyter-book build --all . ; \
+		rm -rf _build/.jupyter_cache && POSENC_STATIC=1 $(BIN)/jupyter-book build --all . ; \
 	else \
-		$(BIN)/jupyter-book build . ; \
+		POSENC_STATIC=1 $(BIN)/jupyter-book build . ; \
 	fi
 	@echo "$(SRC_HASH)" > _build/.src-hash
 	@echo ""
@@ -46,6 +48,9 @@ lab: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_kernels.py
+
+student: $(STAMP)
+	$(BIN)/python -m posenc.student chapters _build/student
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

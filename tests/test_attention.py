@@ -48,3 +48,13 @@ def test_random_projections_are_seeded():
     for m, n in zip(a, b, strict=True):
         np.testing.assert_array_equal(m, n)
         assert m.shape == (8, 4)
+
+
+def test_a_causal_mask_breaks_permutation_equivariance_even_without_positions():
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(4, 8))
+    weights = posenc.random_projections(8, seed=2)
+    assert posenc.permutation_equivariance_gap(x, [3, 2, 1, 0], *weights, causal=True) > 1e-2
+    # the first token attends only to itself, so its output is its own value vector, whatever follows
+    out = posenc.self_attention(x, *weights, causal=True)
+    np.testing.assert_allclose(out[0], x[0] @ weights[2])

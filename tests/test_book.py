@@ -7,6 +7,7 @@ an assertion: timings belong in benchmarks).
 """
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -49,13 +50,16 @@ def test_every_notebook_is_in_the_table_of_contents():
 
 def test_api_page_documents_every_public_name():
     import posenc
+    import posenc.exercises
     import posenc.nn
     import posenc.plotting
+    import posenc.student
+    import posenc.widgets
 
     text = (ROOT / "api.md").read_text()
     for name in posenc.__all__:
         assert re.search(rf"posenc(\.\w+)?\.{name}\b", text), f"api.md does not document posenc.{name}"
-    for module in (posenc.nn, posenc.plotting):
+    for module in (posenc.nn, posenc.plotting, posenc.widgets, posenc.exercises, posenc.student):
         for name in module.__all__:
             assert f"{module.__name__}.{name}" in text, f"api.md does not document {module.__name__}.{name}"
 
@@ -66,7 +70,8 @@ def built_book():
     shutil.rmtree(OUT, ignore_errors=True)
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
     command = [str(jupyter_book), "build", "--all", "-W", "-n", "--keep-going", "--path-output", str(OUT), str(ROOT)]
-    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=3600)
+    env = dict(os.environ, POSENC_STATIC="1")  # explorers render the website's player, as `make book` does
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=3600, env=env)
     log = result.stdout + result.stderr
     (OUT / "build.log").parent.mkdir(parents=True, exist_ok=True)
     (OUT / "build.log").write_text(log)

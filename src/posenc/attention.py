@@ -78,14 +78,15 @@ def self_attention(x, w_q, w_k, w_v, bias=None, causal: bool = False) -> np.ndar
     return scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, bias, causal)
 
 
-def permutation_equivariance_gap(tokens, permutation, w_q, w_k, w_v, positions=None) -> float:
+def permutation_equivariance_gap(tokens, permutation, w_q, w_k, w_v, positions=None, causal: bool = False) -> float:
     """How much reordering a sentence changes attention beyond reordering its outputs.
 
     Returns ``max |attn(tokens[perm] + P) - attn(tokens + P)[perm]|`` where ``P`` is the
     ``positions`` table (one row per *slot*, so it stays put while the tokens move) or
-    zero. Without positions the gap is zero to rounding: plain self-attention is
-    permutation-equivariant, so "the cat sat" and "sat cat the" get the same output
-    vectors, reordered. With a position table it is not.
+    zero. Without positions and without a mask the gap is zero to rounding: plain
+    self-attention is permutation-equivariant, so "the cat sat" and "sat cat the" get
+    the same output vectors, reordered. With a position table it is not; nor with a
+    causal mask (``causal=True``), because each token then sees a different prefix.
     """
     tokens = as_real_array("tokens", tokens, ndim=2)
     permutation = as_real_array("permutation", permutation, ndim=1, integer=True)
@@ -97,6 +98,6 @@ def permutation_equivariance_gap(tokens, permutation, w_q, w_k, w_v, positions=N
     slots = np.zeros_like(tokens) if positions is None else as_real_array("positions", positions, ndim=2)
     if slots.shape != tokens.shape:
         raise ValueError(f"positions must have the shape of tokens {tokens.shape}, got {slots.shape}")
-    reordered = self_attention(tokens[permutation] + slots, w_q, w_k, w_v)
-    original_then_reordered = self_attention(tokens + slots, w_q, w_k, w_v)[permutation]
+    reordered = self_attention(tokens[permutation] + slots, w_q, w_k, w_v, causal=causal)
+    original_then_reordered = self_attention(tokens + slots, w_q, w_k, w_v, causal=causal)[permutation]
     return float(np.max(np.abs(reordered - original_then_reordered)))

@@ -1,0 +1,123 @@
+"""The student edition: solutions gone, stubs that still run, every student notebook executes."""
+
+import ast
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from posenc.student import stub_source, student_notebook, write_student_edition
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+
+
+def test_stub_keeps_signature_and_docstring_and_raises():
+    source = '''import numpy as np
+
+@staticmethod
+def my_table(n, d, base=10000.0):
+    """Return the table."""
+    angles = np.arange(n)[:, None] / base
+    return np.sin(angles)
+
+HELPER = 3
+'''
+    stub = stub_source(source, "ex-demo")
+    assert "def my_table(n, d, base=10000.0):" in stub and '"""Return the table."""' in stub
+    assert "@staticmethod" in stub
+    assert "np.sin" not in stub and "HELPER" not in stub and "import numpy" not in stub
+    assert 'raise NotImplementedError("Exercise ex-demo: write my_table here")' in stub
+    namespace = {}
+    exec(stub, namespace)  # the stub is valid Python
+    with pytest.raises(NotImplementedError, match="ex-demo"):
+        namespace["my_table"].__func__(1, 2)
+
+
+def test_stub_without_a_function_still_raises():
+    assert "raise NotImplementedError" in stub_source("x = 1 + 1", "ex-demo")
+    ast.parse(stub_source("x = 1", "ex-demo"))
+
+
+def make_notebook():
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        md("# Title"),
+        md("```{exercise} Write it\n:label: ex-a\nWrite `f`.\n```"),
+        md("```{solution-start} ex-a\n:class: dropdown\n```"),
+        code("def f(x):\n    'Double x.'\n    return 2 * x  # SECRET-A", metadata={"tags": ["solution"]}),
+        md("Why it works: SECRET-PROSE"),
+        code("print(f(2))  # SECRET-DEMO"),
+        md("```{solution-end}\n```"),
+        code("print('check', f)"),
+        md("Intro text.\n\n```{solution} ex-b\n:class: dropdown\nSECRET-INLINE\n```\n\nAfter."),
+        md("```{solution} ex-c\nSECRET-ONLY\n```"),
+    ]
+    return nb
+
+
+def test_student_notebook_removes_solutions_and_stubs_code():
+    student = student_notebook(make_notebook())
+    text = "\n".join(cell.source for cell in student.cells)
+    for secret in ("SECRET-A", "SECRET-PROSE", "SECRET-DEMO", "SECRET-INLINE", "SECRET-ONLY", "{solution"):
+        assert secret not in text
+    assert "Intro text." in text and "After." in text and "print('check', f)" in text
+    stubs = [c for c in student.cells if "student-stub" in c.metadata.get("tags", [])]
+    assert len(stubs) == 1 and "Exercise ex-a" in stubs[0].source
+    assert "Student edition" in student.cells[1].source
+    assert all(not c.get("outputs") for c in student.cells if c.cell_type == "code")
+
+
+def solution_lines(notebook):
+    """The body lines of every solution cell (not signatures, docstrings, comments or blank lines)."""
+    lines = set()
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and "solution" in cell.metadata.get("tags", []):
+            tree = ast.parse(cell.source)
+            source_lines = cell.source.splitlines()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.FunctionDef):
+                    body = node.body[1:] if ast.get_docstring(node) else node.body
+                    for statement in body:
+                        for n in range(statement.lineno, statement.end_lineno + 1):
+                            line = source_lines[n - 1].strip()
+                            if line and not line.startswith("#"):
+                                lines.add(line)
+    return lines
+
+
+@pytest.fixture(scope="module")
+def student_edition(tmp_path_factory):
+    out = tmp_path_factory.mktemp("student")
+    write_student_edition(ROOT / "chapters", out)
+    return out
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.name for p in CHAPTERS])
+def test_no_solution_code_survives(path, student_edition):
+    book = nbformat.read(path, as_version=4)
+    student = nbformat.read(student_edition / path.name, as_version=4)
+    text = "\n".join(cell.source for cell in student.cells)
+    for line in solution_lines(book):
+        assert line not in text, f"{path.name}: solution line survives: {line}"
+    assert "{solution" not in text
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.name for p in CHAPTERS])
+def test_student_notebook_runs_top_to_bottom(path, student_edition):
+    notebook = nbformat.read(student_edition / path.name, as_version=4)
+    os.environ["POSENC_STATIC"] = "1"  # the player is cheaper to render than a widget without a frontend
+    NotebookClient(
+        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "chapters")}}
+    ).execute()
+    outputs = "\n".join(
+        o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
+        for c in notebook.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+    )
+    stubs = [c for c in notebook.cells if "student-stub" in c.metadata.get("tags", [])]
+    assert outputs.count("Not attempted yet") >= len(stubs)
