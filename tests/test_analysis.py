@@ -108,3 +108,23 @@ def test_angle_rounding_error_by_dtype():
     # bfloat16 has 8 significant bits, so it cannot even hold the position: 257 rounds to 256
     errbf = posenc.angle_rounding_error(np.array([257]), inv, "bfloat16")
     assert errbf[0, 0] >= 1.0  # 257 rounds to 256: a full radian off in pair 0
+
+
+def test_rope_score_matrix_entries_and_toeplitz_structure():
+    rng = np.random.default_rng(3)
+    q, k = rng.normal(size=(2, 8))
+    inv = posenc.rope_inv_freq(8)
+    scores = posenc.rope_score_matrix(np.tile(q, (12, 1)), np.tile(k, (12, 1)), inv)
+    np.testing.assert_allclose(scores[1:, 1:], scores[:-1, :-1], atol=1e-12)  # depends on m - n only
+    expected = posenc.apply_rope(q[None], [7], inv)[0] @ posenc.apply_rope(k[None], [2], inv)[0]
+    assert scores[7, 2] == pytest.approx(expected)
+    np.testing.assert_allclose(np.diag(scores), q @ k)
+
+
+def test_linear_shift_fit_finds_the_offset_matrix_for_sinusoids_but_not_for_bits():
+    table = posenc.sinusoidal(200, 8, 100.0)
+    matrix, error = posenc.linear_shift_fit(table, 3)
+    assert error < 1e-9
+    np.testing.assert_allclose(matrix, posenc.offset_matrix(3, 8, 100.0), atol=1e-8)
+    _, binary_error = posenc.linear_shift_fit(posenc.binary(64, 6), 1)
+    assert binary_error > 0.25  # the carries cannot be written as a matrix

@@ -100,6 +100,13 @@ CASES = [
     (lambda: posenc.rope_scores(np.ones(8), np.ones(6), [0], INV4), ValueError, ["q and k", "(8,)", "(6,)"]),
     (lambda: posenc.angle_rounding_error([1], INV4, "int8"), ValueError, ["dtype", "'int8'", "bfloat16"]),
     (
+        lambda: posenc.rope_score_matrix(np.ones((3, 8)), np.ones((4, 8)), INV4),
+        ValueError,
+        ["queries and keys", "(3, 8)"],
+    ),
+    (lambda: posenc.linear_shift_fit(np.ones((3, 2)), 3), ValueError, ["k must be smaller", "3"]),
+    (lambda: posenc.linear_shift_fit(np.ones((3, 2)), 0), ValueError, ["k", ">= 1", "0"]),
+    (
         lambda: posenc.permutation_equivariance_gap(np.ones((3, 4)), [0, 0, 1], *posenc.random_projections(4)),
         ValueError,
         ["permutation", "[0, 0, 1]"],

@@ -161,6 +161,43 @@ def rope_scores(q, k, offsets, inv_freq, layout: str = "half", attention_factor:
     return rotated_q @ rotated_k
 
 
+def rope_score_matrix(queries, keys, inv_freq, layout: str = "half", attention_factor: float = 1.0) -> np.ndarray:
+    """RoPE attention scores ``[m, n] = <R(m) queries[m], R(n) keys[n]>`` for positions ``0 .. n-1``.
+
+    ``queries`` and ``keys`` have shape ``(n, head_dim)``; row ``m`` sits at position ``m``.
+    With the same vector in every row the matrix depends on ``m - n`` only (Toeplitz),
+    which makes the effect of the rotation speeds visible at a glance.
+
+    Returns a float64 array of shape ``(n, n)``.
+    """
+    queries = as_real_array("queries", queries, ndim=2)
+    keys = as_real_array("keys", keys, ndim=2)
+    if queries.shape != keys.shape:
+        raise ValueError(f"queries and keys must have the same shape, got {queries.shape} and {keys.shape}")
+    positions = np.arange(queries.shape[0])
+    rotated_q = apply_rope(queries, positions, inv_freq, layout, attention_factor)
+    rotated_k = apply_rope(keys, positions, inv_freq, layout, attention_factor)
+    return rotated_q @ rotated_k.T
+
+
+def linear_shift_fit(table, k: int) -> tuple[np.ndarray, float]:
+    """The best fixed matrix ``M`` with ``table[p + k] ~ M @ table[p]`` for every ``p``, and its worst error.
+
+    Least squares over all rows (``numpy.linalg.lstsq``). For the sinusoidal table the
+    error is rounding, since ``M`` is :func:`posenc.offset_matrix`; for the binary
+    counter no matrix works (adding ``k`` involves carries, which are not linear).
+
+    Returns ``(M, max_abs_error)``, ``M`` of shape ``(width, width)``.
+    """
+    table = as_real_array("table", table, ndim=2)
+    k = check_int("k", k, minimum=1)
+    if k >= table.shape[0]:
+        raise ValueError(f"k must be smaller than the number of rows ({table.shape[0]}), got {k}")
+    source, target = table[:-k], table[k:]
+    solution, *_ = np.linalg.lstsq(source, target, rcond=None)
+    return solution.T, float(np.max(np.abs(source @ solution - target)))
+
+
 def angle_rounding_error(positions, inv_freq, dtype: str = "float32") -> np.ndarray:
     """``|angle formed in dtype - exact angle|`` in radians, for each position and pair.
 

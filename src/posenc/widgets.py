@@ -313,13 +313,20 @@ class Explorer:
             made = widgets.Dropdown(options=list(control.options), value=control.value, **common)
         elif control.kind == "int":
             made = widgets.IntSlider(
-                min=int(control.minimum), max=int(control.maximum), step=int(control.step or 1),
-                value=control.value, **common,
+                min=int(control.minimum),
+                max=int(control.maximum),
+                step=int(control.step or 1),
+                value=control.value,
+                **common,
             )
         elif control.kind == "log":
             made = widgets.FloatLogSlider(
-                min=math.log10(control.minimum), max=math.log10(control.maximum), step=0.05, base=10,
-                value=control.value, **common,
+                min=math.log10(control.minimum),
+                max=math.log10(control.maximum),
+                step=0.05,
+                base=10,
+                value=control.value,
+                **common,
             )
         else:
             step = control.step or (control.maximum - control.minimum) / 100
@@ -394,9 +401,7 @@ def player_html(
     element_id = f"posenc-player-{digest}"
     data = json.dumps({"frames": encoded, "labels": list(labels), "alts": list(alts)})
     initial = min(max(int(initial), 0), len(frames) - 1)
-    script = _PLAYER_JS % {
-        "id": json.dumps(element_id), "data": data, "initial": initial, "interval": interval_ms
-    }
+    script = _PLAYER_JS % {"id": json.dumps(element_id), "data": data, "initial": initial, "interval": interval_ms}
     caption_html = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
     return (
         f"<style>{_PLAYER_CSS}</style>"
