@@ -1,8 +1,15 @@
-"""Shared test settings: a headless matplotlib backend and a bounded hypothesis profile."""
+"""Shared test settings and fixtures: a headless matplotlib backend, a bounded hypothesis profile,
+and one build of the whole book that the book and browser tests share."""
 
 import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import matplotlib
+import pytest
+import yaml
 
 matplotlib.use("Agg")
 
@@ -11,3 +18,46 @@ from hypothesis import settings
 settings.register_profile("book", max_examples=60, deadline=None, derandomize=True)
 settings.register_profile("thorough", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "book"))
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK_OUT = ROOT / "_build" / "test-book"
+
+
+def toc_files() -> list[str]:
+    """Every page of the table of contents, root first, as paths without suffix."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        for chapter in part["chapters"]:
+            files.append(chapter["file"])
+            files += [section["file"] for section in chapter.get("sections", [])]
+    return files
+
+
+@pytest.fixture(scope="session")
+def built_book():
+    """Build the whole book once, from scratch (so every notebook executes), with warnings as errors.
+
+    ``jupyter-book build --all -W -n --keep-going`` into a fresh output folder, with
+    ``POSENC_STATIC=1`` so that explorers render the website's player, as ``make book`` does.
+    Returns ``(returncode, log, html_dir)``.
+    """
+    shutil.rmtree(BOOK_OUT, ignore_errors=True)
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    command = [
+        str(jupyter_book),
+        "build",
+        "--all",
+        "-W",
+        "-n",
+        "--keep-going",
+        "--path-output",
+        str(BOOK_OUT),
+        str(ROOT),
+    ]
+    env = dict(os.environ, POSENC_STATIC="1")
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=3600, env=env)
+    log = result.stdout + result.stderr
+    BOOK_OUT.mkdir(parents=True, exist_ok=True)
+    (BOOK_OUT / "build.log").write_text(log)
+    return result.returncode, log, BOOK_OUT / "_build" / "html"

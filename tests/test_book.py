@@ -7,30 +7,16 @@ an assertion: timings belong in benchmarks).
 """
 
 import json
-import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
-import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "_build" / "test-book"
+from conftest import BOOK_OUT as OUT
+from conftest import ROOT, toc_files
+
 NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
-
-
-def toc_files() -> list[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-    for part in toc.get("parts", []):
-        for chapter in part["chapters"]:
-            files.append(chapter["file"])
-            files += [section["file"] for section in chapter.get("sections", [])]
-    return files
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
@@ -62,20 +48,6 @@ def test_api_page_documents_every_public_name():
     for module in (posenc.nn, posenc.plotting, posenc.widgets, posenc.exercises, posenc.student):
         for name in module.__all__:
             assert f"{module.__name__}.{name}" in text, f"api.md does not document {module.__name__}.{name}"
-
-
-@pytest.fixture(scope="session")
-def built_book():
-    """Build the whole book once, from scratch, with warnings as errors."""
-    shutil.rmtree(OUT, ignore_errors=True)
-    jupyter_book = Path(sys.executable).with_name("jupyter-book")
-    command = [str(jupyter_book), "build", "--all", "-W", "-n", "--keep-going", "--path-output", str(OUT), str(ROOT)]
-    env = dict(os.environ, POSENC_STATIC="1")  # explorers render the website's player, as `make book` does
-    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=3600, env=env)
-    log = result.stdout + result.stderr
-    (OUT / "build.log").parent.mkdir(parents=True, exist_ok=True)
-    (OUT / "build.log").write_text(log)
-    return result.returncode, log, OUT / "_build" / "html"
 
 
 @pytest.mark.book

@@ -105,8 +105,9 @@ def test_rotary_module_equals_apply_rope_with_scaled_frequencies(layout, method,
 
 @pytest.mark.parametrize("method,factor,params", [*SCALINGS[:2], *SCALINGS[3:], ("dynamic", 4.0, {})])
 def test_rotary_module_matches_transformers_llama(method, factor, params):
-    from reference import llama_rope_config
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+
+    from reference import llama_rope_config
 
     head_dim, original, seq = 64, 256, 700
     config = llama_rope_config(method, head_dim, 10000.0, factor, original, **params)

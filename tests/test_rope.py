@@ -186,8 +186,9 @@ def test_non_contiguous_input(layout):
 
 @pytest.mark.parametrize("head_dim,base", [(64, 10000.0), (128, 500000.0), (32, 1000.0)])
 def test_half_layout_matches_transformers_apply_rotary_pos_emb(head_dim, base):
-    from reference import llama_rope_config
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+
+    from reference import llama_rope_config
 
     config = llama_rope_config("default", head_dim, base, 1.0, 4096)
     generator = torch.Generator().manual_seed(3)

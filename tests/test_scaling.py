@@ -11,9 +11,10 @@ import posenc
 from posenc.scaling import SCALING_METHODS
 
 transformers = pytest.importorskip("transformers")
-from reference import llama_rope_config  # noqa: E402
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS  # noqa: E402
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding  # noqa: E402
+
+from reference import llama_rope_config  # noqa: E402
 
 
 def reference(method, head_dim, base, factor, original, seq_len=None, **params):

@@ -1,0 +1,243 @@
+"""The built website in a real browser: self-contained, typeset, explorable, accessible, light.
+
+Playwright drives Debian's Chromium (``apt-get install -y chromium``) against the site served on
+127.0.0.1. Every request to another host is aborted and counted as a failure: the site must work
+from a USB stick. Without Chromium these tests skip with a message, except under ``CI=true``,
+where a missing browser is a failure.
+"""
+
+import functools
+import html.parser
+import http.server
+import json
+import os
+import re
+import threading
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+from conftest import BOOK_OUT, ROOT, toc_files
+
+CHROMIUM = Path("/usr/bin/chromium")
+PAGES = toc_files()
+CHAPTER_PAGES = [p for p in PAGES if p.startswith("chapters/")]
+MAX_PAGE_BYTES = 3 * 2**20
+
+
+@pytest.fixture(scope="module")
+def site(built_book):
+    returncode, _, html = built_book
+    if returncode != 0:
+        pytest.fail("the book did not build; see tests/test_book.py")
+    handler = functools.partial(QuietHandler, directory=str(html))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", html
+    server.shutdown()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        message = f"no Chromium at {CHROMIUM}: `apt-get install -y chromium` to run the browser tests"
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but " + message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+        )
+        yield browser
+        browser.close()
+
+
+def open_page(browser, url):
+    """Load ``url`` in a fresh context (empty cache), recording console errors, failed requests
+    (network errors and HTTP statuses >= 400) and requests to other hosts."""
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    record = {"console": [], "failed": [], "external": []}
+    page.on("console", lambda m: record["console"].append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: record["console"].append(str(e)))
+    page.on("requestfailed", lambda r: record["failed"].append(r.url))
+
+    def check_status(response):
+        if response.status >= 400:
+            record["failed"].append(f"{response.status} {response.url}")
+
+    page.on("response", check_status)
+
+    def route(request_route):
+        host = urlparse(request_route.request.url).hostname
+        if request_route.request.url.startswith("data:") or host == "127.0.0.1":
+            request_route.continue_()
+        else:
+            record["external"].append(request_route.request.url)
+            request_route.abort()
+
+    page.route("**/*", route)
+    page.goto(url, wait_until="networkidle")
+    page.wait_for_function("() => !window.MathJax || !MathJax.startup || MathJax.startup.promise")
+    page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+    return page, record
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("name", PAGES)
+def test_page_loads_offline_without_errors(site, browser, name):
+    base, _ = site
+    page, record = open_page(browser, f"{base}/{name}.html")
+    try:
+        assert record["external"] == [], f"{name} requested other hosts: {record['external']}"
+        assert record["failed"] == [], f"{name} had failed requests: {record['failed']}"
+        assert record["console"] == [], f"{name} logged errors: {record['console']}"
+        # math is typeset: no raw TeX delimiters left in the visible text
+        text = page.inner_text("main")
+        assert "\\(" not in text and "\\[" not in text and "$$" not in text, f"{name} has untypeset math"
+        assert page.locator("mjx-container").count() == page.locator(".math").count()
+        # every image has alt text
+        missing = page.eval_on_selector_all(
+            "img", "els => els.filter(e => !(e.getAttribute('alt') || '').trim()).map(e => e.src.slice(0, 80))"
+        )
+        assert missing == [], f"{name} has images without alt text: {missing}"
+    finally:
+        page.context.close()
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("name", PAGES)
+def test_no_serious_accessibility_violations(site, browser, name):
+    from axe_playwright_python.sync_playwright import Axe
+
+    base, _ = site
+    page, _ = open_page(browser, f"{base}/{name}.html")
+    try:
+        violations = Axe().run(page).response["violations"]
+        serious = [
+            f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
+            for v in violations
+            if v["impact"] in ("serious", "critical")
+        ]
+        assert serious == [], f"{name}: " + "; ".join(serious)
+    finally:
+        page.context.close()
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("name", CHAPTER_PAGES)
+def test_every_player_responds_to_its_slider(site, browser, name):
+    base, html = site
+    if "posenc-player" not in (html / f"{name}.html").read_text():
+        pytest.skip(f"{name} has no explorer")
+    page, _ = open_page(browser, f"{base}/{name}.html")
+    try:
+        players = page.locator("figure.posenc-player")
+        assert players.count() >= 1
+        for index in range(players.count()):
+            player = players.nth(index)
+            image, slider, output = player.locator("img"), player.locator("input[type=range]"), player.locator("output")
+            last = int(slider.get_attribute("max"))
+            assert last >= 1, "a player needs at least two frames"
+            before = (image.get_attribute("src"), output.inner_text(), image.get_attribute("alt"))
+            target = 0 if slider.input_value() != "0" else last
+            slider.fill(str(target))  # dispatches input events, as dragging does
+            after = (image.get_attribute("src"), output.inner_text(), image.get_attribute("alt"))
+            assert after[0] != before[0], f"{name} player {index}: the frame did not change"
+            assert after[1] != before[1], f"{name} player {index}: the value label did not change"
+            assert after[2], f"{name} player {index}: the new frame has no alt text"
+            assert slider.get_attribute("aria-valuetext") == after[1]
+            player.locator("button").click()  # play, then pause: no error
+            assert player.locator("button").get_attribute("aria-pressed") == "true"
+            player.locator("button").click()
+    finally:
+        page.context.close()
+
+
+WEIGHT_SCRIPT = """() => {
+  const entries = performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'));
+  let own = 0, shared = 0;
+  for (const e of entries) {
+    const size = e.encodedBodySize || 0;
+    if (new URL(e.name).pathname.includes('/_static/')) shared += size; else own += size;
+  }
+  return [own, shared];
+}"""
+
+
+@pytest.mark.book
+def test_page_weight_is_under_three_megabytes(site, browser):
+    """Each page's own weight (HTML with its inline players, plus its images) stays under 3 MB.
+
+    The theme's shared assets (fonts, MathJax, scripts, styles: cached after the first page)
+    are reported beside it. Sizes are as served, uncompressed.
+    """
+    base, _ = site
+    report = {}
+    for name in PAGES:
+        page, _ = open_page(browser, f"{base}/{name}.html")
+        own, shared = page.evaluate(WEIGHT_SCRIPT)
+        report[name] = {"page_mb": round(own / 2**20, 2), "shared_assets_mb": round(shared / 2**20, 2)}
+        page.context.close()
+    report = dict(sorted(report.items(), key=lambda kv: -kv[1]["page_mb"]))
+    (BOOK_OUT / "page_weights_mb.json").write_text(json.dumps(report, indent=2))
+    print("\npage weights (MB, uncompressed):", json.dumps(report, indent=2))
+    heavy = {name: r["page_mb"] for name, r in report.items() if r["page_mb"] * 2**20 > MAX_PAGE_BYTES}
+    assert heavy == {}, f"pages over 3 MB: {heavy}"
+
+
+class _LinkParser(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links, self.ids = [], set()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        if tag == "a" and attrs.get("href"):
+            self.links.append(attrs["href"])
+        if tag in ("img", "script") and attrs.get("src"):
+            self.links.append(attrs["src"])
+        if tag == "link" and attrs.get("href"):
+            self.links.append(attrs["href"])
+
+
+@functools.cache
+def _parse(path: Path) -> _LinkParser:
+    parser = _LinkParser()
+    parser.feed(path.read_text(errors="replace"))
+    return parser
+
+
+@pytest.mark.book
+def test_no_broken_internal_links_or_anchors(built_book):
+    _, _, html = built_book
+    broken = []
+    for page in sorted(html.rglob("*.html")):
+        if "_static" in page.parts:
+            continue
+        for link in _parse(page).links:
+            parsed = urlparse(link)
+            if parsed.scheme or link.startswith(("mailto:", "javascript:", "data:")):
+                continue
+            target = (page.parent / unquote(parsed.path)).resolve() if parsed.path else page
+            if not target.exists():
+                broken.append(f"{page.relative_to(html)} -> {link}")
+            elif parsed.fragment and target.suffix == ".html" and parsed.fragment not in _parse(target).ids:
+                broken.append(f"{page.relative_to(html)} -> {link} (no such anchor)")
+    assert broken == [], "broken links:\n" + "\n".join(broken[:40])
+
+
+def test_site_tests_cover_every_toc_page():
+    assert PAGES[0] == "index" and all((ROOT / f"{p}.ipynb").exists() or (ROOT / f"{p}.md").exists() for p in PAGES)
+    assert re.match(r"chapters/\d\d_", CHAPTER_PAGES[0])
