@@ -128,3 +128,27 @@ def test_linear_shift_fit_finds_the_offset_matrix_for_sinusoids_but_not_for_bits
     np.testing.assert_allclose(matrix, posenc.offset_matrix(3, 8, 100.0), atol=1e-8)
     _, binary_error = posenc.linear_shift_fit(posenc.binary(64, 6), 1)
     assert binary_error > 0.25  # the carries cannot be written as a matrix
+
+
+def test_similarity_by_offset_equals_table_dot_products_and_half_the_trace_of_m_k():
+    table = posenc.sinusoidal(300, 16, 100.0)
+    offsets = np.array([-7, 0, 1, 5, 40])
+    expected = [table[100] @ table[100 + k] for k in offsets]
+    np.testing.assert_allclose(posenc.similarity_by_offset(offsets, 16, 100.0), expected)
+    np.testing.assert_allclose(
+        posenc.similarity_by_offset([3], 16, 100.0), np.trace(posenc.offset_matrix(3, 16, 100.0)) / 2
+    )
+    assert posenc.similarity_by_offset([0], 64)[0] == 32.0
+
+
+def test_unseen_angle_distance_small_for_fast_pairs_large_for_slow_ones():
+    inv = posenc.rope_inv_freq(128)
+    beyond = np.arange(4096, 8192)
+    distance = posenc.unseen_angle_distance(inv, 4096, beyond)
+    turns = posenc.rotations_within_context(inv, 4096)
+    assert np.all(distance[turns > 1.01] < 0.01)  # every angle already seen, to within 0.01 rad
+    # the slowest pair never turns far: its farthest new angle, 8191 theta, lies past the last seen, 4095 theta
+    assert distance[-1] == pytest.approx((8191 - 4095) * inv[-1])
+    # by hand: one pair at 0.1 rad/token seen for 10 tokens covers [0, 0.9]; position 20 is at 2.0 rad
+    assert posenc.unseen_angle_distance([0.1], 10, [20])[0] == pytest.approx(1.1)
+    assert posenc.unseen_angle_distance([0.1], 10, [5])[0] == 0.0

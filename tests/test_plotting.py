@@ -80,3 +80,12 @@ def test_book_style_sets_an_opaque_background_and_colour_blind_cycle():
     style = plotting.book_style()
     assert style["savefig.facecolor"] == "white"
     assert list(style["axes.prop_cycle"].by_key()["color"])[:3] == list(plotting.OKABE_ITO[:3])
+
+
+def test_heatmap_leaves_nan_cells_blank_and_shares_limits():
+    _fig, ax = plt.subplots()
+    masked = np.triu(np.full((4, 4), np.nan), 1) + np.tril(np.arange(16.0).reshape(4, 4))
+    plotting.plot_heatmap(masked, ax, vmin=-1.0, vmax=20.0)
+    assert ax.images[0].get_clim() == (-1.0, 20.0)
+    with pytest.raises(ValueError, match="infinities"):
+        plotting.plot_heatmap(np.array([[np.inf]]), ax)

@@ -226,3 +226,11 @@ def test_a_new_method_is_one_function_and_one_entry():
         np.testing.assert_allclose(inv, posenc.rope_inv_freq(8) / 2)
     finally:
         del SCALING_METHODS["half_speed"]
+
+
+def test_dynamic_ntk_factor_follows_the_transformers_rule():
+    assert posenc.dynamic_ntk_factor(8.0, 100, 2048) == 1.0
+    assert posenc.dynamic_ntk_factor(8.0, 4096, 2048) == 9.0  # s + 1 at n = 2L
+    assert posenc.dynamic_ntk_factor(1.0, 3 * 2048, 2048) == 3.0  # n / L only when s = 1
+    inv, _ = posenc.scaled_inv_freq("dynamic", 64, factor=8.0, seq_len=4096)
+    np.testing.assert_allclose(inv, posenc.scaled_inv_freq("ntk", 64, factor=9.0)[0])

@@ -25,6 +25,8 @@ from .analysis import (
     rope_scores,
     rotations_within_context,
     similarity,
+    similarity_by_offset,
+    unseen_angle_distance,
     wavelengths,
 )
 from .attention import (
@@ -54,6 +56,7 @@ from .rope import (
 )
 from .scaling import (
     SCALING_METHODS,
+    dynamic_ntk_factor,
     ntk_scaled_base,
     scaled_inv_freq,
     yarn_attention_factor,
@@ -84,6 +87,7 @@ __all__ = [
     "SCALING_METHODS",
     "scaled_inv_freq",
     "ntk_scaled_base",
+    "dynamic_ntk_factor",
     "yarn_attention_factor",
     "yarn_correction_dim",
     "yarn_correction_range",
@@ -97,6 +101,7 @@ __all__ = [
     "shaw_relative_indices",
     # analysis
     "similarity",
+    "similarity_by_offset",
     "offset_matrix",
     "wavelengths",
     "rotations_within_context",
@@ -106,6 +111,7 @@ __all__ = [
     "rope_scores",
     "rope_score_matrix",
     "linear_shift_fit",
+    "unseen_angle_distance",
     "angle_rounding_error",
     # attention
     "softmax",

@@ -42,6 +42,20 @@ def similarity(table, normalize: bool = False) -> np.ndarray:
     return table @ table.T
 
 
+def similarity_by_offset(offsets, d_model: int, base: float = 10000.0) -> np.ndarray:
+    """``PE(p) . PE(p + k) = sum_i cos(k w_i)`` for each offset ``k``: the same for every ``p``.
+
+    From ``sin a sin b + cos a cos b = cos(a - b)`` (Vaswani et al. 2017, section 3.5
+    frequencies ``w_i = base**(-2i/d_model)``). ``d_model`` must be even (a lone final
+    sine would add ``sin(w p) sin(w (p + k))``, which depends on ``p``).
+
+    Returns a float64 array with one value per offset.
+    """
+    offsets = as_real_array("offsets", offsets, ndim=1)
+    d_model = check_even_int("d_model", d_model)
+    return np.cos(offsets[:, None] * sinusoidal_frequencies(d_model, base)[None, :]).sum(axis=1)
+
+
 def offset_matrix(k: float, d_model: int, base: float = 10000.0) -> np.ndarray:
     """The matrix ``M_k`` with ``sinusoidal(p + k) == offset_matrix(k) @ sinusoidal(p)`` for every ``p``.
 
@@ -196,6 +210,34 @@ def linear_shift_fit(table, k: int) -> tuple[np.ndarray, float]:
     source, target = table[:-k], table[k:]
     solution, *_ = np.linalg.lstsq(source, target, rcond=None)
     return solution.T, float(np.max(np.abs(source @ solution - target)))
+
+
+def unseen_angle_distance(inv_freq, context_length: int, positions) -> np.ndarray:
+    """For each pair: how far (radians) the angles at ``positions`` get from every angle seen within ``L``.
+
+    The angles seen in training are ``p * theta_j mod 2 pi`` for ``p = 0 .. L - 1``; the result
+    is, per pair, the largest circular distance from an angle ``q * theta_j`` (``q`` in
+    ``positions``) to the nearest seen one. Fast pairs have seen their whole circle, so the
+    distance is tiny; pairs that never completed a turn within ``L`` meet angles far from
+    any they saw (the periodicity argument of Liu et al. 2023, measured).
+
+    Returns a float64 array of shape ``(len(inv_freq),)``.
+    """
+    inv_freq = _check_positive_freq(inv_freq)
+    context_length = check_int("context_length", context_length, minimum=1)
+    positions = as_real_array("positions", positions, ndim=1)
+    two_pi = 2 * np.pi
+    worst = np.empty(inv_freq.size)
+    for j, theta in enumerate(inv_freq):
+        seen = np.sort(np.mod(np.arange(context_length) * theta, two_pi))
+        query = np.mod(positions * theta, two_pi)
+        index = np.searchsorted(seen, query)
+        below = seen[(index - 1) % seen.size]
+        above = seen[index % seen.size]
+        gap_below = np.mod(query - below, two_pi)
+        gap_above = np.mod(above - query, two_pi)
+        worst[j] = np.max(np.minimum(gap_below, gap_above)) if positions.size else 0.0
+    return worst
 
 
 def angle_rounding_error(positions, inv_freq, dtype: str = "float32") -> np.ndarray:

@@ -290,26 +290,13 @@ def _blocks(angles):
 
 
 # Chapter 5: similarity against offset -----------------------------------------------------------------
-def _similarity_by_offset(offsets, d_model, base=10000.0):
-    table_angles = np.asarray(offsets, dtype=float)[:, None] * absolute.sinusoidal_frequencies(d_model, base)[None, :]
-    return np.cos(table_angles).sum(axis=1)
-
-
 def _similarity_by_offset_sin(offsets, d_model, base=10000.0):
     a = np.asarray(offsets, dtype=float)[:, None] * absolute.sinusoidal_frequencies(d_model, base)[None, :]
     return np.sin(a).sum(axis=1)
 
 
 def _similarity_by_offset_doubled(offsets, d_model, base=10000.0):
-    return 2 * _similarity_by_offset(offsets, d_model, base)
-
-
-def _similarity_reference(offsets, d_model, base=10000.0):
-    """``PE(p) . PE(p + k)`` for each offset k, from the table itself (posenc)."""
-    offsets = np.asarray(offsets)
-    start = int(max(0, -offsets.min()))
-    table = absolute.sinusoidal(start + int(offsets.max()) + 1, d_model, base)
-    return table[start + offsets] @ table[start]
+    return 2 * analysis.similarity_by_offset(offsets, d_model, base)
 
 
 # Chapter 6: scaling embeddings before adding positions --------------------------------------------------
@@ -517,7 +504,7 @@ EXERCISES: dict[str, Exercise] = {
     "similarity_by_offset": Exercise(
         "similarity_by_offset",
         "my_similarity_by_offset(offsets, d_model, base=10000.0)",
-        _similarity_reference,
+        analysis.similarity_by_offset,
         [
             {"offsets": np.array([0, 1, 2, 10]), "d_model": 8},
             {"offsets": np.arange(-5, 6), "d_model": 16, "base": 100.0},

@@ -256,11 +256,18 @@ class ALiBiBias(nn.Module):
         self.n_heads = check_int("n_heads", n_heads, minimum=1)
         self.causal = bool(causal)
         self.register_buffer("slopes", torch.from_numpy(alibi_slopes(self.n_heads)).float(), persistent=False)
+        self._cache: tuple | None = None  # (key, bias): a training loop asks for the same size every step
 
     def forward(self, n_queries: int, n_keys: int | None = None) -> torch.Tensor:
         """The ``(n_heads, n_queries, n_keys)`` bias for the last ``n_queries`` of ``n_keys`` positions."""
         n_queries = check_int("n_queries", n_queries, minimum=1)
         n_keys = n_queries if n_keys is None else check_int("n_keys", n_keys, minimum=n_queries)
+        key = (n_queries, n_keys, self.slopes.device, self.slopes.dtype)
+        if self._cache is None or self._cache[0] != key:
+            self._cache = (key, self._bias(n_queries, n_keys))
+        return self._cache[1]
+
+    def _bias(self, n_queries: int, n_keys: int) -> torch.Tensor:
         device = self.slopes.device
         query_pos = torch.arange(n_keys - n_queries, n_keys, device=device)[:, None]
         key_pos = torch.arange(n_keys, device=device)[None, :]

@@ -74,6 +74,7 @@ def plot_heatmap(
     ax: Axes,
     *,
     signed: bool | None = None,
+    vmin: float | None = None,
     vmax: float | None = None,
     cmap: str | None = None,
     colorbar: bool = True,
@@ -83,14 +84,21 @@ def plot_heatmap(
     title: str | None = None,
     extent=None,
 ) -> Axes:
-    """A matrix as an image, row 0 at the top.
+    """A matrix as an image, row 0 at the top; NaN cells (a mask, padding) are left blank.
 
     ``signed`` (default: whether the matrix has negative entries) picks a diverging
     map with limits ``[-vmax, vmax]`` so that 0 is the neutral colour; otherwise a
-    sequential map from the minimum to ``vmax``.
+    sequential map from ``vmin`` (default: the minimum) to ``vmax`` (default: the
+    maximum). Pass the same limits to several panels to share one colour scale.
     """
-    matrix = as_real_array("matrix", matrix, ndim=2)
-    finite = matrix[np.isfinite(matrix)] if matrix.size else np.zeros(1)
+    matrix = np.asarray(matrix, dtype=np.float64)
+    if matrix.ndim != 2:
+        raise ValueError(f"matrix must be 2-dimensional, got shape {matrix.shape}")
+    if np.any(np.isinf(matrix)):
+        raise ValueError("matrix must not contain infinities (use NaN for cells to leave blank)")
+    finite = matrix[np.isfinite(matrix)]
+    if finite.size == 0:
+        finite = np.zeros(1)
     if signed is None:
         signed = bool(np.any(finite < 0))
     if signed:
@@ -98,8 +106,8 @@ def plot_heatmap(
         vmin, vmax = -limit, limit
         cmap = cmap or DIVERGING_CMAP
     else:
-        vmin = float(np.min(finite))
-        vmax = vmax if vmax is not None else float(np.max(finite))
+        vmin = float(np.min(finite)) if vmin is None else vmin
+        vmax = float(np.max(finite)) if vmax is None else vmax
         cmap = cmap or SEQUENTIAL_CMAP
     image = ax.imshow(matrix, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest", extent=extent)
     if colorbar:

@@ -98,7 +98,7 @@ def linear_scaling(head_dim, base, factor, original_max_position_embeddings):
     """Position interpolation: every speed divided by ``s``, i.e. position ``m`` read as ``m / s``.
 
     Chen et al. 2023, "Extending Context Window of Large Language Models via
-    Positional Interpolation", section 2.2. Every pair, fast or slow, is slowed by the
+    Positional Interpolation", section 2.3. Every pair, fast or slow, is slowed by the
     same factor, so neighbouring tokens become ``s`` times harder to tell apart.
     """
     return rope_inv_freq(head_dim, base) / factor, 1.0
@@ -129,6 +129,18 @@ def ntk_scaling(head_dim, base, factor, original_max_position_embeddings):
     return rope_inv_freq(head_dim, ntk_scaled_base(base, factor, head_dim)), 1.0
 
 
+def dynamic_ntk_factor(factor: float, seq_len: int, original_max_position_embeddings: int) -> float:
+    """The NTK factor that dynamic NTK uses at the current length: ``s * max(n, L) / L - (s - 1)``.
+
+    As in emozilla's code and ``transformers`` (``_compute_dynamic_ntk_parameters``): 1 up to
+    ``L``, then growing with slope ``s / L``. Only with ``s = 1`` does it equal ``n / L``.
+    """
+    factor = check_real("factor", factor, minimum=1.0)
+    seq_len = check_int("seq_len", seq_len, minimum=1)
+    length = check_int("original_max_position_embeddings", original_max_position_embeddings, minimum=1)
+    return factor * max(seq_len, length) / length - (factor - 1)
+
+
 @scaling_method("dynamic")
 def dynamic_ntk_scaling(head_dim, base, factor, original_max_position_embeddings, *, seq_len):
     """Dynamic NTK: NTK-aware scaling whose factor grows with the current length ``seq_len``.
@@ -141,10 +153,8 @@ def dynamic_ntk_scaling(head_dim, base, factor, original_max_position_embeddings
     (it is ``s + 1`` at ``n = 2 L``, not ``n / L``). With ``s = 1`` it is exactly
     ``n / L``, i.e. static NTK with factor ``n / L``.
     """
-    seq_len = check_int("seq_len", seq_len, minimum=1)
     head_dim = check_even_int("head_dim", head_dim, minimum=4)
-    n = max(seq_len, original_max_position_embeddings)
-    effective = factor * n / original_max_position_embeddings - (factor - 1)
+    effective = dynamic_ntk_factor(factor, seq_len, original_max_position_embeddings)
     scaled_base = base * effective ** (head_dim / (head_dim - 2))
     return rope_inv_freq(head_dim, scaled_base), 1.0
 

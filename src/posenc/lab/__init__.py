@@ -1,0 +1,35 @@
+"""The lab: train tiny transformers on the CPU and measure what the book claims.
+
+``python -m posenc.lab --help`` for the command line. In a notebook::
+
+    from posenc import lab
+    record = lab.run(lab.RunConfig.for_task("lookup", scheme="rope", seed=0))
+"""
+
+from .data import CharCorpus, char_corpus, lookup_batch, stdlib_docstrings
+from .model import SCHEMES, ModelConfig, TinyTransformer
+from .results import load_checkpoint, load_results, save_checkpoint, summarise
+from .train import EXTENSIONS, TASKS, RunConfig, build_model, evaluate, extension_settings, run, strip_model, train
+
+__all__ = [
+    "SCHEMES",
+    "TASKS",
+    "EXTENSIONS",
+    "ModelConfig",
+    "TinyTransformer",
+    "RunConfig",
+    "build_model",
+    "train",
+    "evaluate",
+    "extension_settings",
+    "run",
+    "strip_model",
+    "lookup_batch",
+    "stdlib_docstrings",
+    "CharCorpus",
+    "char_corpus",
+    "save_checkpoint",
+    "load_checkpoint",
+    "load_results",
+    "summarise",
+]

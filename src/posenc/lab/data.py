@@ -1,0 +1,88 @@
+"""The lab's two tasks: a synthetic lookup task and character-level text from Python's own docstrings."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import sysconfig
+import zlib
+from pathlib import Path
+
+import torch
+
+from .._validation import check_int
+
+__all__ = ["lookup_batch", "stdlib_docstrings", "CharCorpus", "char_corpus"]
+
+
+def lookup_batch(batch_size: int, length: int, vocab: int, k: int, generator: torch.Generator):
+    """Random tokens and, as targets, the token ``k`` positions back (-100, ignored, for the first ``k``).
+
+    Solving it needs position: the model must find the token exactly ``k`` places back,
+    whatever the tokens are. Returns ``(tokens, targets)``, int64 tensors of shape
+    ``(batch_size, length)``.
+    """
+    tokens = torch.randint(0, vocab, (batch_size, length), generator=generator)
+    targets = torch.full_like(tokens, -100)
+    targets[:, k:] = tokens[:, :-k]
+    return tokens, targets
+
+
+def stdlib_docstrings(root: str | Path | None = None) -> list[tuple[str, str]]:
+    """Every docstring of the standard library's top-level modules, read with ``ast`` (nothing is imported).
+
+    Returns ``(module file name, docstring)`` pairs in a fixed order: modules sorted by
+    name, docstrings in the order ``ast.walk`` visits them.
+    """
+    root = Path(root or sysconfig.get_paths()["stdlib"])
+    pairs = []
+    for path in sorted(root.glob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node)
+                if doc:
+                    pairs.append((path.name, doc))
+    return pairs
+
+
+class CharCorpus:
+    """Character-level text with a fixed vocabulary: printable ASCII, newline, and one "other" token."""
+
+    ALPHABET = "\n" + "".join(chr(c) for c in range(32, 127))
+
+    def __init__(self, train_text: str, valid_text: str):
+        self.index = {ch: i for i, ch in enumerate(self.ALPHABET)}
+        self.vocab = len(self.ALPHABET) + 1  # the last id stands for any other character
+        self.train = self.encode(train_text)
+        self.valid = self.encode(valid_text)
+
+    def encode(self, text: str) -> torch.Tensor:
+        other = self.vocab - 1
+        return torch.tensor([self.index.get(ch, other) for ch in text], dtype=torch.long)
+
+    def decode(self, ids) -> str:
+        return "".join(self.ALPHABET[i] if i < len(self.ALPHABET) else "?" for i in ids)
+
+    def batch(self, split: str, batch_size: int, length: int, generator: torch.Generator):
+        """``batch_size`` random windows of ``length + 1`` characters: inputs and next-character targets."""
+        data = self.train if split == "train" else self.valid
+        if data.numel() <= length + 1:
+            raise ValueError(f"length {length} is too long for the {split} split ({data.numel()} characters)")
+        starts = torch.randint(0, data.numel() - length - 1, (batch_size,), generator=generator)
+        windows = torch.stack([data[s : s + length + 1] for s in starts.tolist()])
+        return windows[:, :-1], windows[:, 1:]
+
+
+@functools.cache
+def char_corpus(valid_fraction_in_tenths: int = 1) -> CharCorpus:
+    """The docstring corpus, split by module: a module goes to validation when ``crc32(name) % 10`` is
+    below ``valid_fraction_in_tenths`` (about 10% by default), so no text is shared between splits."""
+    check_int("valid_fraction_in_tenths", valid_fraction_in_tenths, minimum=1, maximum=9)
+    train, valid = [], []
+    for name, doc in stdlib_docstrings():
+        (valid if zlib.crc32(name.encode()) % 10 < valid_fraction_in_tenths else train).append(doc)
+    return CharCorpus("\n\n".join(train), "\n\n".join(valid))
