@@ -173,6 +173,7 @@ class RotaryEmbedding(nn.Module):
         inv_freq, self.attention_factor = self._frequencies(original_max_position_embeddings)
         self.register_buffer("inv_freq", torch.from_numpy(inv_freq), persistent=False)
         self._cache_key = None
+        self._typed: dict = {}
         self.register_buffer("cos_cached", torch.empty(0), persistent=False)
         self.register_buffer("sin_cached", torch.empty(0), persistent=False)
         self._build_tables(max_len, self.inv_freq.numpy(), key=None)
@@ -189,6 +190,14 @@ class RotaryEmbedding(nn.Module):
         self.cos_cached = torch.from_numpy(cos).to(device)
         self.sin_cached = torch.from_numpy(sin).to(device)
         self._cache_key = key
+        self._typed = {}
+
+    def _typed_tables(self, dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+        """The float64 tables converted once per (dtype, device), not at every call."""
+        key = (dtype, device, self.cos_cached.data_ptr())
+        if key not in self._typed:
+            self._typed[key] = (self.cos_cached.to(device, dtype), self.sin_cached.to(device, dtype))
+        return self._typed[key]
 
     def _tables_for(self, needed: int) -> tuple[torch.Tensor, torch.Tensor]:
         if self._dynamic:
@@ -225,14 +234,12 @@ class RotaryEmbedding(nn.Module):
                 raise ValueError(f"positions must be >= 0 for the cached tables, got {pos.min()}")
             index = torch.from_numpy(pos).to(self.cos_cached.device)
             needed = int(pos.max()) + 1 if pos.size else 0
-        cos, sin = self._tables_for(needed)
-        cos, sin = cos[index], sin[index]
-        return tuple(
-            rotate_with_tables(
-                t, cos.to(t.device, work_dtype(t.dtype)), sin.to(t.device, work_dtype(t.dtype)), self.layout
-            )
-            for t in (q, k)
-        )
+        self._tables_for(needed)
+        rotated = []
+        for t in (q, k):
+            cos, sin = self._typed_tables(work_dtype(t.dtype), t.device)
+            rotated.append(rotate_with_tables(t, cos[index], sin[index], self.layout))
+        return tuple(rotated)
 
     def extra_repr(self) -> str:
         return (

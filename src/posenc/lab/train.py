@@ -38,16 +38,18 @@ __all__ = [
 TASKS = ("lookup", "text")
 
 #: Context-extension settings for RoPE models at evaluation: name -> (method, params), the
-#: factor being the test length over the training length. "yarn_short" adapts YaRN's betas
-#: (counted in turns within L) to a context of a few dozen tokens, where even the fastest
-#: pair completes only a handful of turns (the defaults are 32 and 1).
+#: factor being the test length over the training length. YaRN's betas count turns within
+#: L; the defaults (32, 1) were chosen for L = 4096, where they put the ramp over pairs
+#: 21-45 of Llama 2's 64. At L = 32 or 64 even the fastest pair turns only 5 or 10 times.
+#: "yarn_short" uses betas (2, 0.05), which put the ramp over a similar share of this
+#: model's 8 pairs (pairs 1.4-4.6 at L = 64).
 EXTENSIONS: dict[str, tuple[str, dict]] = {
     "none": ("default", {}),
     "linear": ("linear", {}),
     "ntk": ("ntk", {}),
     "dynamic": ("dynamic", {}),
     "yarn": ("yarn", {}),
-    "yarn_short": ("yarn", {"beta_fast": 4.0, "beta_slow": 0.25}),
+    "yarn_short": ("yarn", {"beta_fast": 2.0, "beta_slow": 0.05}),
 }
 
 
@@ -68,7 +70,7 @@ class RunConfig:
     test_factors: tuple = (1, 2, 4)
     eval_batches: int = 8
     eval_batch_size: int = 64
-    finetune_steps: int = 0
+    finetune_steps: int = 100
     extensions: tuple = tuple(EXTENSIONS)
     d_model: int = 64
     n_layers: int = 2

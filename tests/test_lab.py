@@ -1,0 +1,154 @@
+"""The lab: data, models for every scheme, training, extension, checkpoints, results files, CLI."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from posenc import lab
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = {"d_model": 32, "n_layers": 1, "n_heads": 2, "eval_batches": 1, "eval_batch_size": 8, "batch_size": 16}
+
+
+def test_lookup_targets_are_the_token_k_back():
+    tokens, targets = lab.lookup_batch(4, 10, 32, 3, torch.Generator().manual_seed(0))
+    assert tokens.shape == targets.shape == (4, 10)
+    assert torch.all(targets[:, :3] == -100)
+    assert torch.equal(targets[:, 3:], tokens[:, :-3])
+
+
+def test_docstring_corpus_is_deterministic_and_splits_by_module():
+    pairs = lab.stdlib_docstrings()
+    assert len(pairs) > 1000 and pairs == lab.stdlib_docstrings()
+    corpus = lab.char_corpus()
+    assert corpus.vocab == 97 and corpus.train.numel() > 500_000 and corpus.valid.numel() > 20_000
+    assert corpus.decode(corpus.encode("def f(x):\n")) == "def f(x):\n"
+    tokens, targets = corpus.batch("valid", 3, 20, torch.Generator().manual_seed(1))
+    assert torch.equal(tokens[:, 1:], targets[:, :-1])
+
+
+@pytest.mark.parametrize("scheme", lab.SCHEMES)
+def test_every_scheme_is_causal_and_shaped(scheme):
+    torch.manual_seed(0)
+    model = lab.TinyTransformer(
+        lab.ModelConfig(vocab=11, scheme=scheme, d_model=16, n_heads=2, max_len=40, train_len=20)
+    )
+    tokens = torch.randint(0, 11, (2, 20))
+    logits = model(tokens)
+    assert logits.shape == (2, 20, 11)
+    changed = tokens.clone()
+    changed[:, 12] = (changed[:, 12] + 1) % 11
+    torch.testing.assert_close(model(changed)[:, :12], logits[:, :12])  # the future never leaks back
+    assert not torch.allclose(model(changed)[:, 12:], logits[:, 12:])
+
+
+@pytest.mark.parametrize("scheme", lab.SCHEMES)
+def test_a_few_steps_of_training_lower_the_loss(scheme):
+    config = lab.RunConfig(task="lookup", scheme=scheme, steps=40, **TINY)
+    model = lab.build_model(config)
+    losses = lab.train(model, config)["losses"]
+    assert sum(losses[-5:]) / 5 < sum(losses[:5]) / 5
+
+
+def test_rope_scaling_can_be_switched_after_training():
+    config = lab.RunConfig(task="lookup", scheme="rope", steps=0, **TINY)
+    model = lab.build_model(config)
+    tokens = torch.randint(0, 32, (1, 128))
+    before = model(tokens)
+    model.set_rope_scaling("yarn", 4.0)
+    assert model.rotary.scaling == "yarn" and model.rotary.attention_factor > 1
+    assert not torch.allclose(model(tokens), before)
+    model.set_rope_scaling("default")
+    torch.testing.assert_close(model(tokens), before)
+    assert lab.extension_settings("linear", 1) == ("default", 1.0, {})
+    assert lab.extension_settings("dynamic", 4) == ("dynamic", 1.0, {})
+    assert lab.extension_settings("yarn_short", 2) == ("yarn", 2.0, {"beta_fast": 2.0, "beta_slow": 0.05})
+
+
+def test_checkpoint_round_trip(tmp_path):
+    config = lab.RunConfig(task="lookup", scheme="alibi", steps=5, **TINY)
+    model = lab.build_model(config)
+    lab.train(model, config)
+    path = lab.save_checkpoint(model, tmp_path / "m.pt")
+    loaded = lab.load_checkpoint(path)
+    tokens = torch.randint(0, 32, (2, 16))
+    model.eval()
+    torch.testing.assert_close(loaded(tokens), model(tokens), atol=2e-2, rtol=2e-2)  # float16 weights
+    assert path.stat().st_size < 60_000
+
+
+def test_run_record_has_every_evaluation():
+    config = lab.RunConfig(task="lookup", scheme="rope", steps=3, finetune_steps=2, **TINY)
+    record = lab.run(config)
+    evaluations = record["evaluations"]
+    zero_shot = [e for e in evaluations if not e["finetuned"]]
+    tuned = [e for e in evaluations if e["finetuned"]]
+    assert len(zero_shot) == len(lab.EXTENSIONS) * 3 and len(tuned) == (len(lab.EXTENSIONS) - 1) * 3
+    for e in evaluations:
+        assert e["metric"] == "accuracy" and 0 <= e["all"] <= 1
+        assert (e["beyond"] is None) == (e["test_factor"] == 1)
+    assert record["training"]["steps_per_second"] > 0
+    json.dumps(lab.strip_model(record))  # serialisable
+
+
+def test_text_run_reports_bits_per_character():
+    config = lab.RunConfig.for_task("text", scheme="sinusoidal", steps=3, **TINY)
+    record = lab.run(config)
+    values = [e["all"] for e in record["evaluations"]]
+    assert record["evaluations"][0]["metric"] == "bits_per_char" and all(0 < v < 10 for v in values)
+
+
+def test_command_line_writes_a_results_file_that_summarises(tmp_path):
+    out = tmp_path / "results.json"
+    command = [
+        sys.executable,
+        "-m",
+        "posenc.lab",
+        "run",
+        "--task",
+        "lookup",
+        "--scheme",
+        "alibi",
+        "--steps",
+        "3",
+        "--device",
+        "cpu",
+        "--quiet",
+        "--out",
+        str(out),
+        "--checkpoints",
+        str(tmp_path / "ckpt"),
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert result.returncode == 0, result.stderr
+    data = lab.load_results(out)
+    assert data["command"].startswith("python -m posenc.lab run") and data["versions"]["torch"]
+    assert data["runs"][0]["config"]["scheme"] == "alibi"
+    assert (tmp_path / "ckpt" / "lookup-alibi-seed0.pt").exists()
+    rows = lab.summarise(data["runs"])
+    assert {r["test_factor"] for r in rows} == {1, 2, 4} and all(r["n"] == 1 for r in rows)
+    summary = subprocess.run([sys.executable, "-m", "posenc.lab", "summary", str(out)], capture_output=True, text=True)
+    assert "alibi" in summary.stdout
+
+
+def test_bad_input_gets_clear_errors():
+    with pytest.raises(ValueError, match="scheme must be one of"):
+        lab.RunConfig(scheme="relative")
+    with pytest.raises(ValueError, match="task must be one of"):
+        lab.RunConfig(task="copying")
+    with pytest.raises(ValueError, match="extensions must be one of"):
+        lab.RunConfig(extensions=("ntk", "longrope"))
+    with pytest.raises(ValueError, match="set_rope_scaling needs scheme 'rope'"):
+        lab.TinyTransformer(lab.ModelConfig(vocab=5, scheme="alibi", d_model=8, n_heads=2)).set_rope_scaling("linear")
+    with pytest.raises(ValueError, match="d_model=10 must split into n_heads=4"):
+        lab.ModelConfig(vocab=5, d_model=10, n_heads=4)
+    result = subprocess.run(
+        [sys.executable, "-m", "posenc.lab", "run", "--task", "lookup", "--scheme", "nope"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode != 0 and "invalid choice: 'nope'" in result.stderr
