@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -152,3 +153,26 @@ def test_bad_input_gets_clear_errors():
         text=True,
     )
     assert result.returncode != 0 and "invalid choice: 'nope'" in result.stderr
+
+
+def test_per_position_metric_agrees_with_the_aggregate():
+    config = lab.RunConfig(task="lookup", scheme="alibi", steps=30, **TINY)
+    model = lab.build_model(config)
+    lab.train(model, config)
+    curve = lab.per_position(model, config, 64)
+    assert curve.shape == (64,) and np.all(np.isnan(curve[:3])) and not np.any(np.isnan(curve[3:]))
+    summary = lab.evaluate(model, config, 64)
+    assert np.nanmean(curve) == pytest.approx(summary["all"])  # every scored position counts equally
+    assert np.mean(curve[32:]) == pytest.approx(summary["beyond"])
+
+
+def test_extensions_are_configured_once_for_the_target_length():
+    config = lab.RunConfig(task="lookup", scheme="rope", steps=2, finetune_steps=0, **TINY)
+    record = lab.run(config)
+    assert {e["target_factor"] for e in record["evaluations"]} == {4}
+    model = record["model"]
+    model.set_rope_scaling("yarn", 4.0, beta_fast=2.0, beta_slow=0.05)
+    assert model.rotary.scaling_params == {"beta_fast": 2.0, "beta_slow": 0.05}
+    # static NTK configured for 4L scales even a short input; dynamic NTK leaves it alone
+    by_extension = {(e["extension"], e["test_factor"]): e["all"] for e in record["evaluations"]}
+    assert by_extension[("dynamic", 1)] == by_extension[("none", 1)]

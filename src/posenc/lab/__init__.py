@@ -9,7 +9,18 @@
 from .data import CharCorpus, char_corpus, lookup_batch, stdlib_docstrings
 from .model import SCHEMES, ModelConfig, TinyTransformer
 from .results import load_checkpoint, load_results, save_checkpoint, summarise
-from .train import EXTENSIONS, TASKS, RunConfig, build_model, evaluate, extension_settings, run, strip_model, train
+from .train import (
+    EXTENSIONS,
+    TASKS,
+    RunConfig,
+    build_model,
+    evaluate,
+    extension_settings,
+    per_position,
+    run,
+    strip_model,
+    train,
+)
 
 __all__ = [
     "SCHEMES",
@@ -21,6 +32,7 @@ __all__ = [
     "build_model",
     "train",
     "evaluate",
+    "per_position",
     "extension_settings",
     "run",
     "strip_model",

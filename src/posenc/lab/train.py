@@ -1,9 +1,11 @@
 """Train, extend and evaluate the tiny transformers; everything the lab chapter and the command line run.
 
 A *run* trains one model (task, scheme, seed) at the training length ``L`` and evaluates it at
-``L``, ``2L`` and ``4L``. A RoPE model is also evaluated with each context-extension method
-(zero-shot), and optionally after a short fine-tune at ``4L`` with that method. Results are
-plain dicts, ready for JSON.
+``L``, ``2L`` and ``4L``. A RoPE model is also evaluated with each context-extension method,
+configured once for the target length ``4L`` (factor 4) and then run at every test length,
+as a model extended for a longer context is used in practice: zero-shot, and optionally
+after a short fine-tune at ``4L``. Dynamic NTK needs no target: it scales with the current
+length. Results are plain dicts, ready for JSON.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ __all__ = [
     "build_model",
     "train",
     "evaluate",
+    "per_position",
     "extension_settings",
     "run",
     "strip_model",
@@ -38,7 +41,7 @@ __all__ = [
 TASKS = ("lookup", "text")
 
 #: Context-extension settings for RoPE models at evaluation: name -> (method, params), the
-#: factor being the test length over the training length. YaRN's betas count turns within
+#: factor being the target length over the training length. YaRN's betas count turns within
 #: L; the defaults (32, 1) were chosen for L = 4096, where they put the ramp over pairs
 #: 21-45 of Llama 2's 64. At L = 32 or 64 even the fastest pair turns only 5 or 10 times.
 #: "yarn_short" uses betas (2, 0.05), which put the ramp over a similar share of this
@@ -180,9 +183,8 @@ def train(
 
 
 @torch.no_grad()
-def evaluate(model, config: RunConfig, length: int) -> dict:
-    """Metrics at ``length`` on held-out data (fixed seed): lookup accuracy or text bits per character,
-    over all scored positions and over the positions past the training length separately."""
+def _position_sums(model, config: RunConfig, length: int):
+    """Per position: scored targets, correct predictions, and summed cross-entropy (nats)."""
     model.eval()
     device = next(model.parameters()).device
     generator = torch.Generator().manual_seed(999_983 + config.seed)
@@ -197,33 +199,37 @@ def evaluate(model, config: RunConfig, length: int) -> dict:
         correct += ((logits.argmax(-1) == targets) & scored).sum(0).numpy()
         per_token = F.cross_entropy(logits.transpose(1, 2), targets.clamp(min=0), reduction="none")
         nats += (per_token * scored).sum(0).numpy()
-    inside, beyond = slice(0, min(length, config.train_len)), slice(config.train_len, length)
+    return counted, correct, nats
 
-    def ratio(values, where):
+
+def evaluate(model, config: RunConfig, length: int) -> dict:
+    """Metrics at ``length`` on held-out data (fixed seed): lookup accuracy or text bits per character,
+    over all scored positions and over the positions past the training length separately."""
+    counted, correct, nats = _position_sums(model, config, length)
+    inside, beyond = slice(0, min(length, config.train_len)), slice(config.train_len, length)
+    values = correct if config.task == "lookup" else nats / math.log(2)
+
+    def ratio(where):
         total = counted[where].sum()
         return float(values[where].sum() / total) if total else None
 
-    if config.task == "lookup":
-        return {
-            "metric": "accuracy",
-            "all": ratio(correct, slice(None)),
-            "inside": ratio(correct, inside),
-            "beyond": ratio(correct, beyond),
-        }
-    bits = nats / math.log(2)
-    return {
-        "metric": "bits_per_char",
-        "all": ratio(bits, slice(None)),
-        "inside": ratio(bits, inside),
-        "beyond": ratio(bits, beyond),
-    }
+    metric = "accuracy" if config.task == "lookup" else "bits_per_char"
+    return {"metric": metric, "all": ratio(slice(None)), "inside": ratio(inside), "beyond": ratio(beyond)}
+
+
+def per_position(model, config: RunConfig, length: int) -> np.ndarray:
+    """The metric at each position (NaN where nothing is scored): where, along a long sequence, it fails."""
+    counted, correct, nats = _position_sums(model, config, length)
+    values = correct if config.task == "lookup" else nats / math.log(2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counted > 0, values / np.maximum(counted, 1), np.nan)
 
 
 def extension_settings(name: str, factor: float) -> tuple[str, float, dict]:
-    """``(method, factor, params)`` for an extension at ``factor`` = test length / training length.
+    """``(method, factor, params)`` for an extension to ``factor`` = target length / training length.
 
     The dynamic method uses the transformers rule with factor 1, so its NTK factor is the
-    current length over the training length (1 within it)."""
+    current length over the training length (1 within it), whatever the target."""
     method, params = EXTENSIONS[check_choice("extension", name, EXTENSIONS)]
     if method == "default" or factor <= 1:
         return "default", 1.0, {}
@@ -246,40 +252,49 @@ def run(config: RunConfig, progress=None) -> dict:
         "evaluations": [],
     }
     extensions = config.extensions if config.scheme == "rope" else ("none",)
+    target = max(config.test_factors)
     for extension in extensions:
+        if config.scheme == "rope":
+            method, scale, params = extension_settings(extension, target)
+            model.set_rope_scaling(method, scale, **params)
         for factor in config.test_factors:
             length = config.train_len * factor
-            if config.scheme == "rope":
-                method, scale, params = extension_settings(extension, factor)
-                model.set_rope_scaling(method, scale, **params)
             result = evaluate(model, config, length)
             record["evaluations"].append(
-                {"extension": extension, "finetuned": False, "test_factor": factor, "test_length": length, **result}
+                {
+                    "extension": extension,
+                    "finetuned": False,
+                    "target_factor": target,
+                    "test_factor": factor,
+                    "test_length": length,
+                    **result,
+                }
             )
         if config.scheme == "rope" and config.finetune_steps > 0 and extension != "none":
-            record["evaluations"] += _finetuned(model, config, extension)
+            record["evaluations"] += _finetuned(model, config, extension, target)
     if config.scheme == "rope":
         model.set_rope_scaling("default")
     record["model"] = model
     return record
 
 
-def _finetuned(model, config: RunConfig, extension: str) -> list[dict]:
-    """Fine-tune a copy at the longest test length with that extension, then evaluate it at every length."""
-    longest = max(config.test_factors)
+def _finetuned(model, config: RunConfig, extension: str, target: int) -> list[dict]:
+    """Fine-tune a copy at the target length with that extension, then evaluate it at every length."""
     tuned = copy.deepcopy(model)
-    method, scale, params = extension_settings(extension, longest)
+    method, scale, params = extension_settings(extension, target)
     tuned.set_rope_scaling(method, scale, **params)
-    train(tuned, config, steps=config.finetune_steps, length=config.train_len * longest, seed_offset=1 + len(extension))
+    train(tuned, config, steps=config.finetune_steps, length=config.train_len * target, seed_offset=1 + len(extension))
     results = []
     for factor in config.test_factors:
+        length = config.train_len * factor
         results.append(
             {
                 "extension": extension,
                 "finetuned": True,
+                "target_factor": target,
                 "test_factor": factor,
-                "test_length": config.train_len * factor,
-                **evaluate(tuned, config, config.train_len * factor),
+                "test_length": length,
+                **evaluate(tuned, config, length),
             }
         )
     return results
