@@ -34,6 +34,17 @@ def test_every_notebook_is_in_the_table_of_contents():
         assert f"chapters/{path.stem}" in listed, f"{path.name} is not in _toc.yml"
 
 
+def test_misconceptions_gallery_lists_every_misconception():
+    gallery = (ROOT / "chapters" / "misconceptions.md").read_text()
+    labels = set()
+    for path in NOTEBOOKS:
+        for cell in nbformat.read(path, as_version=4).cells:
+            labels.update(re.findall(r"^\((misconception-[\w-]+)\)=", cell.source, re.M))
+    assert len(labels) >= len(NOTEBOOKS)  # at least one per chapter
+    missing = sorted(label for label in labels if f"<{label}>" not in gallery)
+    assert missing == [], f"misconceptions.md does not link {missing}"
+
+
 def test_api_page_documents_every_public_name():
     import posenc
     import posenc.exercises

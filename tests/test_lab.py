@@ -176,3 +176,27 @@ def test_extensions_are_configured_once_for_the_target_length():
     # static NTK configured for 4L scales even a short input; dynamic NTK leaves it alone
     by_extension = {(e["extension"], e["test_factor"]): e["all"] for e in record["evaluations"]}
     assert by_extension[("dynamic", 1)] == by_extension[("none", 1)]
+
+
+def test_one_committed_configuration_reproduces():
+    """Rerun lookup/sinusoidal/seed 0 exactly as the results file's command did, on the CPU."""
+    committed = lab.load_results(ROOT / "chapters" / "data" / "lab_results.json")
+    (saved,) = [
+        r
+        for r in committed["runs"]
+        if (r["config"]["task"], r["config"]["scheme"], r["config"]["seed"]) == ("lookup", "sinusoidal", 0)
+    ]
+    config = lab.RunConfig(
+        **{
+            **saved["config"],
+            "test_factors": tuple(saved["config"]["test_factors"]),
+            "extensions": tuple(saved["config"]["extensions"]),
+            "device": "cpu",
+        }
+    )
+    record = lab.run(config)
+    assert len(record["evaluations"]) == len(saved["evaluations"])
+    for mine, theirs in zip(record["evaluations"], saved["evaluations"], strict=True):
+        assert mine["test_factor"] == theirs["test_factor"]
+        # bit-for-bit on the machine that wrote the file; a different CPU may round differently
+        assert mine["all"] == pytest.approx(theirs["all"], abs=0.02)

@@ -22,7 +22,7 @@ from conftest import BOOK_OUT, ROOT, toc_files
 
 CHROMIUM = Path("/usr/bin/chromium")
 PAGES = toc_files()
-CHAPTER_PAGES = [p for p in PAGES if p.startswith("chapters/")]
+CHAPTER_PAGES = [p for p in PAGES if re.match(r"chapters/\d\d_", p)]
 MAX_PAGE_BYTES = 3 * 2**20
 
 
