@@ -11,6 +11,7 @@ length. Results are plain dicts, ready for JSON.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import platform
 import time
@@ -279,11 +280,21 @@ def run(config: RunConfig, progress=None) -> dict:
 
 
 def _finetuned(model, config: RunConfig, extension: str, target: int) -> list[dict]:
-    """Fine-tune a copy at the target length with that extension, then evaluate it at every length."""
+    """Fine-tune a copy at the target length with that extension, then evaluate it at every length.
+
+    Each fine-tuning step sees as many tokens as a training step: sequences ``target`` times
+    longer, ``target`` times fewer of them."""
     tuned = copy.deepcopy(model)
     method, scale, params = extension_settings(extension, target)
     tuned.set_rope_scaling(method, scale, **params)
-    train(tuned, config, steps=config.finetune_steps, length=config.train_len * target, seed_offset=1 + len(extension))
+    same_tokens = dataclasses.replace(config, batch_size=max(1, config.batch_size // target))
+    train(
+        tuned,
+        same_tokens,
+        steps=config.finetune_steps,
+        length=config.train_len * target,
+        seed_offset=1 + len(extension),
+    )
     results = []
     for factor in config.test_factors:
         length = config.train_len * factor
