@@ -6,6 +6,7 @@ from a USB stick. Without Chromium these tests skip with a message, except under
 where a missing browser is a failure.
 """
 
+import contextlib
 import functools
 import html.parser
 import http.server
@@ -62,6 +63,16 @@ def browser():
         browser.close()
 
 
+@contextlib.contextmanager
+def opened(browser, url):
+    """``open_page`` as a context: the page's browser context is closed afterwards."""
+    page, record = open_page(browser, url)
+    try:
+        yield page, record
+    finally:
+        page.context.close()
+
+
 def open_page(browser, url):
     """Load ``url`` in a fresh context (empty cache), recording console errors, failed requests
     (network errors and HTTP statuses >= 400) and requests to other hosts."""
@@ -96,8 +107,7 @@ def open_page(browser, url):
 @pytest.mark.parametrize("name", PAGES)
 def test_page_loads_offline_without_errors(site, browser, name):
     base, _ = site
-    page, record = open_page(browser, f"{base}/{name}.html")
-    try:
+    with opened(browser, f"{base}/{name}.html") as (page, record):
         assert record["external"] == [], f"{name} requested other hosts: {record['external']}"
         assert record["failed"] == [], f"{name} had failed requests: {record['failed']}"
         assert record["console"] == [], f"{name} logged errors: {record['console']}"
@@ -110,8 +120,6 @@ def test_page_loads_offline_without_errors(site, browser, name):
             "img", "els => els.filter(e => !(e.getAttribute('alt') || '').trim()).map(e => e.src.slice(0, 80))"
         )
         assert missing == [], f"{name} has images without alt text: {missing}"
-    finally:
-        page.context.close()
 
 
 @pytest.mark.book
@@ -120,8 +128,7 @@ def test_no_serious_accessibility_violations(site, browser, name):
     from axe_playwright_python.sync_playwright import Axe
 
     base, _ = site
-    page, _ = open_page(browser, f"{base}/{name}.html")
-    try:
+    with opened(browser, f"{base}/{name}.html") as (page, _):
         violations = Axe().run(page).response["violations"]
         serious = [
             f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
@@ -129,8 +136,6 @@ def test_no_serious_accessibility_violations(site, browser, name):
             if v["impact"] in ("serious", "critical")
         ]
         assert serious == [], f"{name}: " + "; ".join(serious)
-    finally:
-        page.context.close()
 
 
 @pytest.mark.book
@@ -139,8 +144,7 @@ def test_every_player_responds_to_its_slider(site, browser, name):
     base, html = site
     if "posenc-player" not in (html / f"{name}.html").read_text():
         pytest.skip(f"{name} has no explorer")
-    page, _ = open_page(browser, f"{base}/{name}.html")
-    try:
+    with opened(browser, f"{base}/{name}.html") as (page, _):
         players = page.locator("figure.posenc-player")
         assert players.count() >= 1
         for index in range(players.count()):
@@ -159,8 +163,6 @@ def test_every_player_responds_to_its_slider(site, browser, name):
             player.locator("button").click()  # play, then pause: no error
             assert player.locator("button").get_attribute("aria-pressed") == "true"
             player.locator("button").click()
-    finally:
-        page.context.close()
 
 
 WEIGHT_SCRIPT = """() => {
@@ -184,10 +186,9 @@ def test_page_weight_is_under_three_megabytes(site, browser):
     base, _ = site
     report = {}
     for name in PAGES:
-        page, _ = open_page(browser, f"{base}/{name}.html")
-        own, shared = page.evaluate(WEIGHT_SCRIPT)
+        with opened(browser, f"{base}/{name}.html") as (page, _):
+            own, shared = page.evaluate(WEIGHT_SCRIPT)
         report[name] = {"page_mb": round(own / 2**20, 2), "shared_assets_mb": round(shared / 2**20, 2)}
-        page.context.close()
     report = dict(sorted(report.items(), key=lambda kv: -kv[1]["page_mb"]))
     (BOOK_OUT / "page_weights_mb.json").write_text(json.dumps(report, indent=2))
     print("\npage weights (MB, uncompressed):", json.dumps(report, indent=2))
