@@ -28,6 +28,20 @@ def test_notebooks_are_committed_without_outputs(path):
             assert cell.execution_count is None, f"{path.name} cell {index} has an execution count"
 
 
+def test_math_text_has_no_escaped_underscores():
+    """MathJax prints ``\\text{a\\_b}`` with its backslash: ``\\text`` is verbatim there.
+    Code names in math use ``\\mathtt{a\\_b}`` (math mode, where ``\\_`` is an underscore)."""
+    pages = NOTEBOOKS + sorted(ROOT.glob("*.md")) + sorted((ROOT / "chapters").glob("*.md"))
+    found = []
+    for path in pages:
+        if path.suffix == ".ipynb":
+            text = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
+        else:
+            text = path.read_text()
+        found += [f"{path.name}: {m}" for m in re.findall(r"\\text\{[^}]*\\_[^}]*\}", text)]
+    assert found == [], f"escaped underscores inside \\text{{}}: {found}"
+
+
 def test_every_notebook_is_in_the_table_of_contents():
     listed = set(toc_files())
     for path in NOTEBOOKS:
@@ -67,6 +81,14 @@ def test_book_builds_with_warnings_as_errors(built_book):
     problems = [line for line in log.splitlines() if "WARNING" in line or "ERROR" in line]
     assert returncode == 0, "book build failed:\n" + "\n".join(problems[-40:] or log.splitlines()[-40:])
     assert (html / "index.html").exists()
+
+
+@pytest.mark.book
+def test_punctuation_after_inline_math_is_kept_on_its_line(built_book):
+    _, _, html = built_book
+    page = (html / "chapters" / "08_rope.html").read_text()
+    # "$d$, the head dimension": the math and its comma share one no-break span
+    assert re.search(r'<span class="posenc-nobreak"><span class="math[^"]*">\\\(d\\\)</span>,</span>', page)
 
 
 @pytest.mark.book

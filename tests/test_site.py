@@ -64,19 +64,21 @@ def browser():
 
 
 @contextlib.contextmanager
-def opened(browser, url):
+def opened(browser, url, color_scheme="light"):
     """``open_page`` as a context: the page's browser context is closed afterwards."""
-    page, record = open_page(browser, url)
+    page, record = open_page(browser, url, color_scheme)
     try:
         yield page, record
     finally:
         page.context.close()
 
 
-def open_page(browser, url):
+def open_page(browser, url, color_scheme="light"):
     """Load ``url`` in a fresh context (empty cache), recording console errors, failed requests
-    (network errors and HTTP statuses >= 400) and requests to other hosts."""
-    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    (network errors and HTTP statuses >= 400) and requests to other hosts. The book's theme
+    follows the reader's ``color_scheme`` (light or dark)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=color_scheme)
+    page = context.new_page()
     record = {"console": [], "failed": [], "external": []}
     page.on("console", lambda m: record["console"].append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: record["console"].append(str(e)))
@@ -136,6 +138,20 @@ def test_no_serious_accessibility_violations(site, browser, name):
             if v["impact"] in ("serious", "critical")
         ]
         assert serious == [], f"{name}: " + "; ".join(serious)
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("name", PAGES)
+def test_dark_mode_keeps_text_contrast(site, browser, name):
+    """The theme follows the reader's dark preference; text in boxes and players stays legible."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    base, _ = site
+    with opened(browser, f"{base}/{name}.html", color_scheme="dark") as (page, _):
+        assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
+        response = Axe().run(page, options={"runOnly": ["color-contrast"]}).response
+        failures = [f"{n['target']}: {n['failureSummary'][:160]}" for v in response["violations"] for n in v["nodes"]]
+        assert failures == [], f"{name} in dark mode: " + "; ".join(failures[:5])
 
 
 @pytest.mark.book

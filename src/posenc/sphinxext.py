@@ -6,11 +6,17 @@
   adds its configuration script once per read phase, and a page that declares
   ``const THEBE_JS_URL`` twice stops with a JavaScript error. Scripts with a body are
   kept once, in their first position.
+* It keeps punctuation on the line of the inline math it follows. Browsers may break a
+  line between typeset math (an inline block) and the comma after it, which leaves the
+  comma alone at the start of a line; the pair is wrapped in a ``posenc-nobreak`` span.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+from docutils import nodes
 
 STATIC = Path(__file__).with_name("_book_static")
 
@@ -30,6 +36,29 @@ def _deduplicate_scripts(app, pagename, templatename, context, doctree):
     context["script_files"] = unique
 
 
+_PUNCTUATION = re.compile(r"[,.;:!?)\]\u2019\u201d]+")
+
+
+def _keep_punctuation_with_math(app, doctree, docname):
+    for math in list(doctree.findall(nodes.math)):
+        parent = math.parent
+        index = parent.index(math)
+        following = parent[index + 1] if index + 1 < len(parent) else None
+        if not isinstance(following, nodes.Text):
+            continue
+        match = _PUNCTUATION.match(str(following))
+        if not match:
+            continue
+        rest = str(following)[match.end() :]
+        wrapper = nodes.inline(classes=["posenc-nobreak"])
+        parent.replace(math, wrapper)
+        wrapper += [math, nodes.Text(match.group())]
+        if rest:
+            parent.replace(following, nodes.Text(rest))
+        else:
+            parent.remove(following)
+
+
 def _add_static(app):
     app.config.html_static_path.append(str(STATIC))
 
@@ -38,4 +67,5 @@ def setup(app):
     app.connect("builder-inited", _add_static)
     app.add_css_file("posenc-book.css")
     app.connect("html-page-context", _deduplicate_scripts, priority=900)
+    app.connect("doctree-resolved", _keep_punctuation_with_math)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

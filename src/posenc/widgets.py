@@ -361,7 +361,7 @@ _PLAYER_CSS = """
 background:transparent;color:inherit;cursor:pointer}
 .posenc-player input[type=range]{flex:1 1 12em;min-width:10em}
 .posenc-player output{font-variant-numeric:tabular-nums;min-width:9em}
-.posenc-player figcaption{font-size:.9em;margin-top:.3em}
+.posenc-player figcaption{font-size:.9em;margin-top:.3em;color:inherit}
 """
 
 _PLAYER_JS = """
