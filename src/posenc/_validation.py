@@ -46,6 +46,13 @@ def check_even_int(name: str, value, *, minimum: int = 2) -> int:
     return value
 
 
+def check_bool(name: str, value) -> bool:
+    """Return ``value`` if it is a bool (NumPy's too); refuse strings, numbers and None."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be True or False, got {_show(value)} of type {type(value).__name__}")
+    return bool(value)
+
+
 def check_real(
     name: str,
     value,
@@ -101,11 +108,14 @@ def check_dtype(name: str, value) -> np.dtype:
     return dtype
 
 
-def as_real_array(name: str, value, *, ndim: int | None = None, integer: bool = False) -> np.ndarray:
+def as_real_array(
+    name: str, value, *, ndim: int | None = None, integer: bool = False, allow_neg_inf: bool = False
+) -> np.ndarray:
     """Return ``value`` as a finite NumPy array.
 
     With ``integer=True`` the values must be whole numbers (an integer dtype, or floats
     that are exactly integral) and the result has dtype int64; otherwise float64.
+    With ``allow_neg_inf=True``, ``-inf`` entries (a mask) are allowed, NaN and ``+inf`` not.
     """
     if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
         value = value.detach().cpu().numpy()
@@ -116,7 +126,7 @@ def as_real_array(name: str, value, *, ndim: int | None = None, integer: bool = 
         raise TypeError(f"{name} must hold numbers, not booleans")
     if ndim is not None and array.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {array.shape}")
-    if array.dtype.kind == "f" and not np.all(np.isfinite(array)):
+    if array.dtype.kind == "f" and not np.all(np.isfinite(array) | (allow_neg_inf & np.isneginf(array))):
         raise ValueError(f"{name} must be finite, got non-finite values in {_show(value)}")
     if integer:
         if array.dtype.kind == "f":

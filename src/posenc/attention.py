@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import as_real_array, check_int
+from ._validation import _show, as_real_array, check_bool, check_int
 
 __all__ = [
     "attention_weights",
@@ -21,8 +21,18 @@ __all__ = [
 
 
 def softmax(logits, axis: int = -1) -> np.ndarray:
-    """``exp(z - max z) / sum exp(z - max z)`` along ``axis``; ``-inf`` entries (masked) get weight 0."""
-    z = np.asarray(logits, dtype=np.float64)
+    """``exp(z - max z) / sum exp(z - max z)`` along ``axis``; ``-inf`` entries (masked) get weight 0.
+
+    Subtracting the row's maximum first keeps ``exp`` from overflowing on large scores
+    (it changes nothing else: the factor ``exp(-max z)`` cancels).
+    """
+    z = np.asarray(logits.detach().cpu().numpy() if hasattr(logits, "detach") else logits)
+    if z.dtype == object or z.dtype.kind not in "iuf":
+        raise TypeError(f"logits must be an array of real numbers, got dtype {z.dtype} from {_show(logits)}")
+    z = z.astype(np.float64)
+    if z.ndim == 0:
+        raise ValueError("logits must have at least one dimension (a row of scores), got a scalar")
+    axis = check_int("axis", axis, minimum=-z.ndim, maximum=z.ndim - 1)
     if np.any(np.isnan(z)) or np.any(np.isposinf(z)):
         raise ValueError("logits must not contain NaN or +inf (-inf marks a masked entry)")
     top = np.max(z, axis=axis, keepdims=True)
@@ -41,11 +51,24 @@ def attention_weights(q, k, bias=None, causal: bool = False) -> np.ndarray:
     """
     q = as_real_array("q", q)
     k = as_real_array("k", k)
-    if q.ndim < 2 or k.ndim < 2 or q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"q and k must have shapes (..., n, d) with the same d, got {q.shape} and {k.shape}")
-    logits = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    causal = check_bool("causal", causal)
+    for name, array in (("q", q), ("k", k)):
+        if array.ndim < 2:
+            raise ValueError(f"{name} must have shape (..., n, d), got shape {array.shape}")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q and k must have the same width d (last axis), got q {q.shape} and k {k.shape}")
+    try:
+        logits = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    except ValueError as error:
+        raise ValueError(f"the leading (batch) axes of q {q.shape} and k {k.shape} do not broadcast") from error
     if bias is not None:
-        logits = logits + as_real_array("bias", bias)
+        bias = as_real_array("bias", bias, allow_neg_inf=True)
+        try:
+            logits = logits + bias
+        except ValueError as error:
+            raise ValueError(
+                f"bias must broadcast to the scores' shape {logits.shape} (..., n_q, n_k), got shape {bias.shape}"
+            ) from error
     if causal:
         n_q, n_k = logits.shape[-2:]
         future = np.arange(n_k)[None, :] > np.arange(n_q)[:, None] + (n_k - n_q)
@@ -57,6 +80,8 @@ def scaled_dot_product_attention(q, k, v, bias=None, causal: bool = False) -> np
     """``attention_weights(q, k, bias, causal) @ v``."""
     v = as_real_array("v", v)
     weights = attention_weights(q, k, bias, causal)
+    if v.ndim < 2:
+        raise ValueError(f"v must have shape (..., n_k, d_v), got shape {v.shape}")
     if v.shape[-2] != weights.shape[-1]:
         raise ValueError(f"v must have one row per key: {weights.shape[-1]} keys, got v of shape {v.shape}")
     return weights @ v
@@ -68,6 +93,7 @@ def random_projections(
     """Seeded random query, key and value matrices ``(d_model, d_head)``, entries ~ N(0, 1/d_model)."""
     d_model = check_int("d_model", d_model, minimum=1)
     d_head = d_model if d_head is None else check_int("d_head", d_head, minimum=1)
+    seed = check_int("seed", seed, minimum=0)
     rng = np.random.default_rng(seed)
     return tuple(rng.normal(0.0, 1.0 / np.sqrt(d_model), size=(d_model, d_head)) for _ in range(3))
 
@@ -75,7 +101,27 @@ def random_projections(
 def self_attention(x, w_q, w_k, w_v, bias=None, causal: bool = False) -> np.ndarray:
     """One attention head on the rows of ``x`` (``(n, d_model)``): ``SDPA(x w_q, x w_k, x w_v)``."""
     x = as_real_array("x", x, ndim=2)
+    w_q, w_k, w_v = _check_projections(x.shape[1], w_q, w_k, w_v)
     return scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, bias, causal)
+
+
+def _check_projections(d_model: int, w_q, w_k, w_v, rows_name: str = "x") -> tuple[np.ndarray, ...]:
+    """Three 2-D projections with ``d_model`` rows; ``w_q`` and ``w_k`` of the same width."""
+    checked = []
+    for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)):
+        w = as_real_array(name, w)
+        if w.ndim != 2 or w.shape[0] != d_model:
+            raise ValueError(
+                f"{name} must have shape (d_model, d_head) = ({d_model}, ...) to multiply the rows of "
+                f"{rows_name} (width {d_model}), got shape {w.shape}"
+            )
+        checked.append(w)
+    if checked[0].shape[1] != checked[1].shape[1]:
+        raise ValueError(
+            f"w_q and w_k must have the same number of columns (queries and keys share a width), "
+            f"got {checked[0].shape} and {checked[1].shape}"
+        )
+    return tuple(checked)
 
 
 def permutation_equivariance_gap(tokens, permutation, w_q, w_k, w_v, positions=None, causal: bool = False) -> float:
@@ -89,6 +135,7 @@ def permutation_equivariance_gap(tokens, permutation, w_q, w_k, w_v, positions=N
     causal mask (``causal=True``), because each token then sees a different prefix.
     """
     tokens = as_real_array("tokens", tokens, ndim=2)
+    _check_projections(tokens.shape[1], w_q, w_k, w_v, rows_name="tokens")
     permutation = as_real_array("permutation", permutation, ndim=1, integer=True)
     if sorted(permutation.tolist()) != list(range(tokens.shape[0])):
         raise ValueError(

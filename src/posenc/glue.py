@@ -14,8 +14,10 @@ __all__ = ["glue"]
 
 def glue(name: str, value, display: bool = False):
     """Store ``value`` under ``name`` for the page's ``{glue:text}`` roles and return it."""
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"name must be a non-empty string, got {name!r}")
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string such as 'ch04-max-error', got {name!r} of type {type(name).__name__}")
+    if not name.strip():
+        raise ValueError(f"name must be a non-empty string such as 'ch04-max-error', got {name!r}")
     try:
         from myst_nb import glue as myst_glue
     except ImportError:  # no myst-nb: nothing can quote the value, so only show it if asked
