@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: book test lab bench lint student clean help
+.PHONY: book test lab bench lint student teacher book-student clean help
 
 help:
 	@echo "make book   build the website into _build/html (creates .venv, installs)"
@@ -13,6 +13,8 @@ help:
 	@echo "make bench  run the kernel benchmark (ratios against transformers and a plain copy)"
 	@echo "make lint   ruff check"
 	@echo "make student  write the student edition (solutions removed) to _build/student/"
+	@echo "make teacher  write the teacher edition (solutions, points, rubrics) to _build/teacher/"
+	@echo "make book-student  build the website without solutions into _build/student-site/_build/html"
 	@echo "make clean  remove build outputs (keeps .venv)"
 
 # (Re)install when the requirements or the package metadata change.
@@ -51,6 +53,15 @@ bench: $(STAMP)
 
 student: $(STAMP)
 	$(BIN)/python -m posenc.student chapters _build/student
+
+teacher: $(STAMP)
+	$(BIN)/python -m posenc.course teacher chapters _build/teacher
+
+# The website without solutions: a copy of the book whose chapters are the student edition.
+book-student: $(STAMP)
+	$(BIN)/python -m posenc.course site . _build/student-site
+	POSENC_STATIC=1 $(BIN)/jupyter-book build --all _build/student-site
+	@echo "The student website is at: $(CURDIR)/_build/student-site/_build/html/index.html"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

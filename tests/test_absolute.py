@@ -1,6 +1,7 @@
 """Absolute encodings against hand-evaluated values, the paper's formula and identities."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -134,3 +135,98 @@ def test_binary_rows_are_unique_and_refuse_wrapping():
 def test_empty_tables_are_allowed():
     assert posenc.sinusoidal(0, 8).shape == (0, 8)
     assert posenc.binary(0, 3).shape == (0, 3)
+
+
+def _float16_code_exact(value: Fraction) -> Fraction:
+    """Round a value in [0, 1] to the nearest float16 number, ties to even, in exact arithmetic."""
+    if value == 0:
+        return Fraction(0)
+    exponent = max(math.floor(math.log2(value)), -14)  # binade; below 2**-14 the spacing stays 2**-24
+    while Fraction(2) ** exponent > value:  # guard against log2 rounding
+        exponent -= 1
+    while exponent < 0 and Fraction(2) ** (exponent + 1) <= value:
+        exponent += 1
+    spacing = Fraction(2) ** (exponent - 10)  # 10 fraction bits
+    steps = value / spacing
+    low = math.floor(steps)
+    remainder = steps - low
+    if remainder > Fraction(1, 2) or (remainder == Fraction(1, 2) and low % 2 == 1):
+        low += 1
+    return low * spacing
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 100, 2049, 2050, 2051, 2052, 2053, 3000, 4096, 4097])
+def test_normalized_code_collisions_match_exact_float16_rounding(n):
+    codes = [_float16_code_exact(Fraction(p, max(n - 1, 1))) for p in range(n)]
+    expected = [p for p in range(n - 1) if codes[p] == codes[p + 1]]
+    np.testing.assert_array_equal(posenc.normalized_code_collisions(n), expected)
+
+
+def test_normalized_code_collisions_first_at_2051_and_a_quarter_at_4097():
+    # Step 1/(n-1) against the float16 spacing 2**-11 of [1/2, 1): no neighbours merge up to n = 2050.
+    assert all(posenc.normalized_code_collisions(n).size == 0 for n in range(2, 2051))
+    assert posenc.normalized_code_collisions(2051).size == 1
+    # n = 4097: step 2**-12 is half the spacing of [1/2, 1), so p/4096 for odd p >= 2049 is a tie,
+    # and the 2049 positions of that binade share 1025 codes: 1024 merged pairs of 4096.
+    merged = posenc.normalized_code_collisions(4097)
+    assert merged.size == 1024 and merged.min() >= 2048
+    assert np.float16(4095 / 4096) == np.float16(1.0)  # the tie rounds to the even neighbour, 1.0
+
+
+def test_normalized_code_collisions_count_distinct_codes():
+    # Monotone rounding: merged neighbour pairs = n - distinct codes, at every length.
+    for n in (5, 2100, 5000, 9000):
+        codes = np.arange(n, dtype=np.float64) / (n - 1)
+        distinct = len({float(np.float16(c)) for c in codes})
+        assert posenc.normalized_code_collisions(n).size == n - distinct
+    assert posenc.normalized_code_collisions(5000, dtype=np.float32).size == 0
+    assert posenc.normalized_code_collisions(0).size == 0
+
+
+def _tensor2tensor_timing_signal(length, channels, max_timescale):
+    """get_timing_signal_1d of tensor2tensor (layers/common_attention.py), min_timescale = 1, in plain math."""
+    num_timescales = channels // 2
+    increment = math.log(max_timescale / 1.0) / max(num_timescales - 1, 1)
+    inv_timescales = [math.exp(-i * increment) for i in range(num_timescales)]
+    return np.array(
+        [[math.sin(p * t) for t in inv_timescales] + [math.cos(p * t) for t in inv_timescales] for p in range(length)]
+    )
+
+
+@pytest.mark.parametrize(("d", "base"), [(2, 10000.0), (8, 10000.0), (64, 10000.0), (16, 500.0)])
+def test_sinusoidal_variant_reproduces_tensor2tensor(d, base):
+    table = posenc.sinusoidal_variant(300, d, base, layout="concatenated", timescales="tensor2tensor")
+    np.testing.assert_allclose(table, _tensor2tensor_timing_signal(300, d, base), atol=1e-12)
+
+
+def test_tensor2tensor_timescales_end_exactly_at_the_base():
+    theta = posenc.sinusoidal_frequencies(512, 10000.0, timescales="tensor2tensor")
+    lam = posenc.wavelengths(theta)
+    assert lam[0] == pytest.approx(2 * math.pi) and lam[-1] == pytest.approx(2 * math.pi * 10000.0)
+    np.testing.assert_allclose(lam[1:] / lam[:-1], 10000.0 ** (1 / 255))
+
+
+def test_sinusoidal_variant_layouts_are_a_column_permutation_and_defaults_are_sinusoidal():
+    for timescales in ("paper", "tensor2tensor"):
+        interleaved = posenc.sinusoidal_variant(100, 12, timescales=timescales)
+        concatenated = posenc.sinusoidal_variant(100, 12, layout="concatenated", timescales=timescales)
+        perm = np.r_[0:12:2, 1:12:2]  # sines (even columns) first, then cosines
+        np.testing.assert_array_equal(concatenated, interleaved[:, perm])
+    np.testing.assert_array_equal(posenc.sinusoidal_variant(30, 7), posenc.sinusoidal(30, 7))
+    assert posenc.sinusoidal_variant(3, 4, dtype=np.float32).dtype == np.float32
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "fragments"),
+    [
+        ({"layout": "concatenated"}, ValueError, ["d_model", "even", "7"]),
+        ({"timescales": "tensor2tensor"}, ValueError, ["d_model", "even", "7"]),
+        ({"layout": "sin-cos"}, ValueError, ["layout", "'sin-cos'", "concatenated"]),
+        ({"timescales": "t2t"}, ValueError, ["timescales", "'t2t'", "tensor2tensor"]),
+    ],
+)
+def test_sinusoidal_variant_rejects_bad_options(kwargs, error, fragments):
+    with pytest.raises(error) as info:
+        posenc.sinusoidal_variant(5, 7, **kwargs)
+    for fragment in fragments:
+        assert fragment in str(info.value)

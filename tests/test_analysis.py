@@ -152,3 +152,83 @@ def test_unseen_angle_distance_small_for_fast_pairs_large_for_slow_ones():
     # by hand: one pair at 0.1 rad/token seen for 10 tokens covers [0, 0.9]; position 20 is at 2.0 rad
     assert posenc.unseen_angle_distance([0.1], 10, [20])[0] == pytest.approx(1.1)
     assert posenc.unseen_angle_distance([0.1], 10, [5])[0] == 0.0
+
+
+def test_score_terms_add_are_the_four_products_and_sum_to_the_score():
+    rng = np.random.default_rng(3)
+    x, pe, a = rng.normal(size=(5, 4)), rng.normal(size=(5, 4)), rng.normal(size=(4, 4))
+    terms = posenc.score_terms(x, pe, a)
+    assert terms.shape == (4, 5, 5)
+    # entry (m, n) = 1, 3 of each term, written out as a double sum
+    by_hand = [
+        sum(left[1, i] * a[i, j] * right[3, j] for i in range(4) for j in range(4))
+        for left, right in ((x, x), (x, pe), (pe, x), (pe, pe))
+    ]
+    np.testing.assert_allclose(terms[:, 1, 3], by_hand)
+    np.testing.assert_allclose(terms.sum(axis=0), (x + pe) @ a @ (x + pe).T)
+
+
+def test_score_terms_concat_splits_the_blocks_of_a():
+    rng = np.random.default_rng(4)
+    x, pe = rng.normal(size=(6, 3)), rng.normal(size=(6, 2))
+    a = rng.normal(size=(5, 5))
+    u = np.hstack([x, pe])
+    terms = posenc.score_terms(x, pe, a, combine="concat")
+    np.testing.assert_allclose(terms.sum(axis=0), u @ a @ u.T)
+    # projections that keep the token and position channels apart: no mixed terms at all
+    apart = a.copy()
+    apart[:3, 3:] = 0
+    apart[3:, :3] = 0
+    separate = posenc.score_terms(x, pe, apart, combine="concat")
+    assert np.all(separate[1] == 0) and np.all(separate[2] == 0)
+    np.testing.assert_allclose(separate[0], x @ a[:3, :3] @ x.T)
+    np.testing.assert_allclose(separate[3], pe @ a[3:, 3:] @ pe.T)
+
+
+def test_adding_is_concatenating_with_four_equal_blocks():
+    # [x; p]^T [[A, A], [A, A]] [x'; p'] = (x + p)^T A (x' + p'): addition is a special case
+    rng = np.random.default_rng(5)
+    x, pe, a = rng.normal(size=(4, 3)), rng.normal(size=(4, 3)), rng.normal(size=(3, 3))
+    tied = np.block([[a, a], [a, a]])
+    np.testing.assert_allclose(posenc.score_terms(x, pe, tied, combine="concat"), posenc.score_terms(x, pe, a))
+
+
+def test_score_terms_refuses_mismatched_shapes():
+    x, pe = np.ones((4, 3)), np.ones((4, 2))
+    with pytest.raises(ValueError, match="same width"):
+        posenc.score_terms(x, pe, np.eye(3))
+    with pytest.raises(ValueError, match=r"a must have shape \(5, 5\)"):
+        posenc.score_terms(x, pe, np.eye(4), combine="concat")
+    with pytest.raises(ValueError, match="one row per position"):
+        posenc.score_terms(x, np.ones((3, 2)), np.eye(5), combine="concat")
+    with pytest.raises(ValueError, match="combine"):
+        posenc.score_terms(x, x, np.eye(3), combine="stack")
+
+
+def test_principal_components_of_a_line_and_against_the_covariance():
+    # rows on a straight line through the origin: one component explains everything
+    direction = np.array([3.0, 4.0]) / 5
+    line = np.arange(10)[:, None] * direction[None, :]
+    coords, explained, directions = posenc.principal_components(line)
+    np.testing.assert_allclose(explained, [1.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(np.abs(directions[0]), direction)
+    np.testing.assert_allclose(coords[:, 0], np.arange(10) - 4.5)  # sign: first coordinate <= 0
+    # in general: the variances are the eigenvalues of the covariance matrix, largest first
+    rng = np.random.default_rng(6)
+    table = rng.normal(size=(40, 6)) * np.array([5.0, 3.0, 2.0, 1.0, 0.5, 0.1])
+    coords, explained, directions = posenc.principal_components(table)
+    eigenvalues = np.sort(np.linalg.eigvalsh(np.cov(table, rowvar=False)))[::-1]
+    np.testing.assert_allclose(explained, eigenvalues / eigenvalues.sum())
+    np.testing.assert_allclose(coords @ directions, table - table.mean(axis=0), atol=1e-12)
+    assert np.all(coords[0] <= 0)
+    first_two = posenc.principal_components(table, n_components=2)
+    assert first_two[0].shape == (40, 2) and first_two[1].shape == (2,) and first_two[2].shape == (2, 6)
+
+
+def test_principal_components_refuses_tables_without_variance():
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        posenc.principal_components(np.ones((1, 3)))
+    with pytest.raises(ValueError, match="no variance"):
+        posenc.principal_components(np.ones((4, 3)))
+    with pytest.raises(ValueError, match="n_components"):
+        posenc.principal_components(np.eye(3), n_components=4)

@@ -1,4 +1,4 @@
-"""The benchmark script runs (on tiny shapes) and reports its ratios; no timing is asserted here."""
+"""The benchmark script runs (on tiny shapes) and reports its ratios and memory; no timing is asserted here."""
 
 import json
 import subprocess
@@ -11,8 +11,18 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_kernel_benchmark_runs_and_reports(tmp_path):
     out = tmp_path / "bench.json"
     for layout in ("half", "interleaved"):
+        options = ["--no-memory"] if layout == "interleaved" else []  # the memory probe once is enough
         result = subprocess.run(
-            [sys.executable, "benchmarks/bench_kernels.py", "--quick", "--layout", layout, "--json", str(out)],
+            [
+                sys.executable,
+                "benchmarks/bench_kernels.py",
+                "--quick",
+                "--layout",
+                layout,
+                "--json",
+                str(out),
+                *options,
+            ],
             capture_output=True,
             text=True,
             cwd=ROOT,
@@ -23,3 +33,11 @@ def test_kernel_benchmark_runs_and_reports(tmp_path):
         report = json.loads(out.read_text())
         assert set(report["results"]) >= {"transformers apply_rotary_pos_emb", "posenc.apply_rope", "copy (clone)"}
         assert report["max_error_vs_float64"]["posenc"] < 1e-5
+        # the same contenders again beside a busy neighbour, in the same run
+        assert set(report["busy_results"]) == set(report["results"])
+        assert "with one core busy" in result.stdout
+        if layout == "half":  # one query at 2**26 costs kilobytes, not the 64 GiB of a table up to it
+            memory = report["rotary_memory_at_2_26"]
+            assert memory["position"] == 2**26 and memory["tracemalloc_peak_bytes"] < 2**20
+            assert memory["rss_peak_kib"] - memory["rss_before_kib"] < 64 * 1024
+            assert "one query at position 2**26" in result.stdout

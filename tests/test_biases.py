@@ -52,6 +52,64 @@ def test_alibi_softmax_row_is_shift_invariant_in_position():
     assert np.all(np.diff(row_10) > 0)  # the nearest key gets the most weight
 
 
+def test_default_alibi_bias_is_unchanged_by_the_bidirectional_option():
+    np.testing.assert_array_equal(posenc.alibi_bias(9, 12, bidirectional=False), posenc.alibi_bias(9, 12))
+
+
+def test_bidirectional_alibi_entries_by_hand():
+    bias = posenc.alibi_bias(5, 8, bidirectional=True)
+    assert bias.shape == (8, 5, 5) and bias.dtype == np.float64
+    for h in range(8):
+        slope = 2.0 ** -(h + 1)  # the paper's slopes for 8 heads: 1/2 ... 1/256
+        for i in range(5):
+            for j in range(5):
+                assert bias[h, i, j] == -slope * abs(i - j)
+    np.testing.assert_array_equal(bias, bias.transpose(0, 2, 1))  # symmetric: k before and k after cost the same
+    causal = posenc.alibi_bias(5, 8)
+    lower = np.tril(np.ones((5, 5), dtype=bool))
+    np.testing.assert_array_equal(bias[:, lower], causal[:, lower])  # the two forms agree for past keys
+
+
+def test_bidirectional_alibi_matches_llm_foundry_full_bias():
+    # MosaicML llm-foundry, llmfoundry/models/layers/attention.py, build_alibi_bias(..., full=True), its steps:
+    # arange(1 - n, 1) as a row minus the same as a column, abs, times -1, times the slopes (gen_slopes,
+    # 1 / 2**(k * 8 / n_heads) for a power-of-two head count)
+    n, heads = 11, 8
+    bias = torch.arange(1 - n, 1, dtype=torch.int32).view(1, 1, 1, n)
+    bias = bias - torch.arange(1 - n, 1, dtype=torch.int32).view(1, 1, n, 1)
+    bias = bias.abs().mul(-1)
+    slopes = 1.0 / torch.pow(2, torch.arange(1, heads + 1, dtype=torch.float64) * (8 / heads))
+    reference = (bias * slopes.view(1, heads, 1, 1))[0]
+    np.testing.assert_allclose(posenc.alibi_bias(n, heads, bidirectional=True), reference.numpy(), rtol=1e-15)
+
+
+@pytest.mark.parametrize("n_heads", [5, 12, 16])
+def test_bidirectional_alibi_matches_the_alibi_authors_encoder_recipe(n_heads):
+    # ofirpress/attention_with_linear_biases issue 5 (encoder attention): relative_position =
+    # abs(memory_position - context_position), times -slopes; slopes here from transformers' BLOOM
+    from transformers.models.bloom.modeling_bloom import build_alibi_tensor
+
+    n = 9
+    slopes = build_alibi_tensor(torch.ones(1, 2), n_heads, torch.float32)[:, 0, 1].double()
+    context_position = torch.arange(n)[:, None]
+    memory_position = torch.arange(n)[None, :]
+    relative_position = torch.abs(memory_position - context_position).unsqueeze(0).expand(n_heads, -1, -1)
+    reference = -slopes[:, None, None] * relative_position
+    np.testing.assert_allclose(posenc.alibi_bias(n, n_heads, bidirectional=True), reference.numpy(), rtol=1e-6)
+
+
+def test_bidirectional_alibi_attention_is_symmetric_around_the_query():
+    bias = posenc.alibi_bias(21, 4, bidirectional=True)
+    weights = posenc.softmax(bias[1, 10])  # the middle query, equal logits otherwise
+    np.testing.assert_allclose(weights[:10], weights[11:][::-1])  # k before and k after weigh the same
+    assert weights.argmax() == 10 and np.all(np.diff(weights[10:]) < 0)
+
+
+def test_bidirectional_must_be_a_bool():
+    with pytest.raises(TypeError, match="bidirectional must be True or False, got 'yes'"):
+        posenc.alibi_bias(4, 2, bidirectional="yes")
+
+
 def t5_reference(relative, bidirectional, num_buckets, max_distance):
     from transformers.models.t5.modeling_t5 import T5Attention
 

@@ -23,3 +23,12 @@ def test_without_myst_nb_the_value_is_printed_only_when_asked(monkeypatch, capsy
 def test_a_name_that_is_not_a_non_empty_string_is_refused(name, error):
     with pytest.raises(error, match="name must be a"):
         glue(name, 1.0)
+
+
+def test_numpy_scalars_are_glued_as_python_numbers(monkeypatch):
+    import numpy as np
+
+    stored = {}
+    monkeypatch.setattr("myst_nb.glue", lambda name, value, display: stored.update({name: value}))
+    assert glue("x", np.float64(0.25)) == 0.25
+    assert type(stored["x"]) is float and type(glue("n", np.int64(3))) is int

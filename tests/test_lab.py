@@ -200,3 +200,74 @@ def test_one_committed_configuration_reproduces():
         assert mine["test_factor"] == theirs["test_factor"]
         # bit-for-bit on the machine that wrote the file; a different CPU may round differently
         assert mine["all"] == pytest.approx(theirs["all"], abs=0.02)
+
+
+def _record(seed, scheme, values, task="text"):
+    """A run record with one evaluation per (test factor, value) pair, as the sweep writes them."""
+    evaluations = [
+        {
+            "extension": "none",
+            "finetuned": False,
+            "test_factor": f,
+            "all": v,
+            "inside": v,
+            "beyond": None if f == 1 else v,
+        }
+        for f, v in values.items()
+    ]
+    return {"config": {"task": task, "scheme": scheme, "seed": seed}, "evaluations": evaluations}
+
+
+def test_seeds_agreeing_decides_each_seed_on_its_own_values():
+    # seed 0: rope 2.0 < alibi 3.0; seed 1: rope 4.0 > alibi 3.5; seed 2: rope 1.0 < alibi 1.5.
+    # The means (2.33 < 2.67) would say "rope is lower"; seed by seed that holds in 2 of 3.
+    runs = [
+        _record(0, "rope", {1: 2.0, 4: 2.5}),
+        _record(0, "alibi", {1: 3.0, 4: 3.0}),
+        _record(1, "rope", {1: 4.0, 4: 4.5}),
+        _record(1, "alibi", {1: 3.5, 4: 3.5}),
+        _record(2, "rope", {1: 1.0, 4: 1.2}),
+        _record(2, "alibi", {1: 1.5, 4: 1.4}),
+    ]
+    assert lab.seeds_agreeing(runs, lambda at: at("text", "rope", 1) < at("text", "alibi", 1)) == (2, 3)
+    assert lab.seeds_agreeing(runs, lambda at: at("text", "rope", 4, value="beyond") > at("text", "rope", 1)) == (3, 3)
+    assert lab.seeds_agreeing(runs, lambda at: at("text", "alibi", 4) > at("text", "alibi", 1)) == (0, 3)
+    rope_minus_alibi = lab.seed_values(runs, "text", "rope", 1) - lab.seed_values(runs, "text", "alibi", 1)
+    np.testing.assert_allclose(rope_minus_alibi, [-1.0, 0.5, -0.5])  # seeds 0, 1, 2
+    np.testing.assert_allclose(lab.seed_values(runs, "text", "alibi", 4, value="beyond"), [3.0, 3.5, 1.4])
+    assert lab.seeds_phrase(2, 3) == "in 2 of 3 seeds"
+    assert lab.seeds_phrase(3, 3) == "in all 3 seeds"
+    assert lab.seeds_phrase(0, 3) == "in none of the 3 seeds"
+    assert lab.seeds_phrase(1, 1) == "in the one seed"
+
+
+def test_seeds_agreeing_on_the_committed_results():
+    # issue 17, checked by hand in the results file: YaRN's zero-shot text loss at 4L is below
+    # NTK-aware scaling's in seeds 1 and 2 (2.917 < 3.078, 2.881 < 3.059), above it in seed 0.
+    runs = lab.load_results(ROOT / "chapters" / "data" / "lab_results.json")["runs"]
+    yarn_wins = lab.seeds_agreeing(runs, lambda at: at("text", "rope", 4, "yarn") < at("text", "rope", 4, "ntk"))
+    assert yarn_wins == (2, 3)
+
+
+def test_seeds_agreeing_refuses_missing_data_and_bad_input():
+    runs = [_record(0, "rope", {1: 2.0, 2: 2.5}), _record(1, "rope", {1: 2.1})]
+    with pytest.raises(ValueError, match=r"seed 1 has no 'all' value.*test_factor=2"):
+        lab.seeds_agreeing(runs, lambda at: at("text", "rope", 2) > 0)
+    with pytest.raises(ValueError, match=r"seed 1 has no 'all' value.*test_factor=2"):
+        lab.seed_values(runs, "text", "rope", 2)
+    with pytest.raises(ValueError, match="no 'beyond' value"):
+        lab.seeds_agreeing(runs, lambda at: at("text", "rope", 1, value="beyond") > 0)
+    with pytest.raises(ValueError, match="value"):
+        lab.seeds_agreeing(runs, lambda at: at("text", "rope", 1, value="mean") > 0)
+    with pytest.raises(TypeError, match="condition"):
+        lab.seeds_agreeing(runs, lambda at: at("text", "rope", 1))  # a number, not True or False
+    with pytest.raises(TypeError, match="condition must be a function"):
+        lab.seeds_agreeing(runs, "rope < alibi")
+    with pytest.raises(TypeError, match="runs must be a non-empty list"):
+        lab.seeds_agreeing([], lambda at: True)
+    with pytest.raises(TypeError, match=r"runs\[0\]"):
+        lab.seeds_agreeing([{"seed": 0}], lambda at: True)
+    with pytest.raises(ValueError, match="k must be an integer <= 3"):
+        lab.seeds_phrase(4, 3)
+    with pytest.raises(TypeError, match="n must be an integer"):
+        lab.seeds_phrase(1, 3.0)

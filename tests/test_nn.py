@@ -1,6 +1,7 @@
 """torch modules agree with the NumPy kernels and, for RoPE, with transformers' Llama rotary embedding."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -73,8 +74,12 @@ def test_learned_embedding_adds_rows_and_learns():
 
 def test_learned_embedding_refuses_positions_past_max_len_with_a_clear_error():
     module = LearnedPositionalEmbedding(max_len=8, d_model=4)
-    with pytest.raises(ValueError, match=r"positions up to 8.*positions 0\.\.7 \(max_len=8\).*cannot extrapolate"):
+    expected = r"positions up to 8.*positions 0\.\.7 \(max_len=8\).*no row past max_len.*RoPE"
+    with pytest.raises(ValueError, match=expected):
         module(torch.zeros(1, 9, 4))
+    with pytest.raises(ValueError) as caught:
+        module(torch.zeros(1, 9, 4))
+    assert "sinusoidal" not in str(caught.value)  # the lab shows sinusoidal models fail past L too
     with pytest.raises(ValueError, match="starting at offset 5"):
         module(torch.zeros(1, 4, 4), offset=5)
 
@@ -172,6 +177,24 @@ def test_alibi_module_queries_are_the_last_positions():
     torch.testing.assert_close(module(3, 10), module(10)[:, -3:, :])
 
 
+def test_bidirectional_alibi_module_equals_the_kernel_and_has_no_mask():
+    module = ALiBiBias(6, bidirectional=True)
+    assert module.causal is False and module.bidirectional is True
+    bias = module(7)
+    torch.testing.assert_close(bias, torch.from_numpy(posenc.alibi_bias(7, 6, bidirectional=True)).float())
+    assert torch.isfinite(bias).all()
+    torch.testing.assert_close(module(3, 10), module(10)[:, -3:, :])  # the last queries, as in the causal form
+    assert ALiBiBias(6).causal is True and ALiBiBias(6).bidirectional is False  # the default is unchanged
+    assert "bidirectional=True" in repr(module)
+
+
+def test_bidirectional_alibi_module_refuses_a_causal_mask():
+    with pytest.raises(ValueError, match="causal=True and bidirectional=True"):
+        ALiBiBias(4, causal=True, bidirectional=True)
+    with pytest.raises(TypeError, match="bidirectional must be True or False"):
+        ALiBiBias(4, bidirectional=1)
+
+
 def test_alibi_module_in_attention_prefers_near_keys():
     bias = ALiBiBias(2)(6)
     weights = torch.softmax(torch.zeros(2, 6, 6) + bias, dim=-1)
@@ -181,3 +204,170 @@ def test_alibi_module_in_attention_prefers_near_keys():
         total = sum(math.exp(-slope * d) for d in range(6))
         assert weights[head, 5, 5].item() == pytest.approx(1 / total, rel=1e-6)
         assert weights[head, 5, 0].item() == pytest.approx(math.exp(-slope * 5) / total, rel=1e-6)
+
+
+def test_lab_exports_a_learned_position_table_before_and_after_training(tmp_path):
+    # the table chapter 6 shows: python -m posenc.lab table (here with 2 training steps)
+    import json
+
+    from posenc import lab
+    from posenc.lab.__main__ import main
+
+    config = lab.RunConfig.for_task("lookup", scheme="learned", steps=2, d_model=16, n_heads=2)
+    result = lab.learned_position_table(config)
+    assert result["initial"].shape == result["trained"].shape == (config.train_len, 16)
+    assert not np.array_equal(result["initial"], result["trained"])  # training moved the rows
+    start = lab.build_model(config).absolute.embedding.weight.detach()[: config.train_len].numpy()
+    np.testing.assert_array_equal(result["initial"], start)  # the seeded initial table
+    with pytest.raises(ValueError, match="scheme 'learned'"):
+        lab.learned_position_table(lab.RunConfig.for_task("lookup", scheme="rope", steps=1))
+    out = tmp_path / "table.npz"
+    assert main(["table", "--task", "lookup", "--steps", "2", "--quiet", "--out", str(out)]) == 0
+    saved = np.load(out)
+    assert saved["trained"].dtype == np.float16 and saved["trained"].shape == (32, 64)
+    assert json.loads(str(saved["about"]))["command"].startswith("python -m posenc.lab table --task lookup")
+
+
+# --- rotary: partial, batch positions, KV cache, memory, precision ---------------------------------
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+def test_partial_rotary_module_equals_apply_rope_with_rotary_dim(layout):
+    module = RotaryEmbedding(24, 500.0, layout, "yarn", 4.0, 64, max_len=32, partial_rotary_factor=0.5)
+    assert module.rotary_dim == 12 and "rotary_dim=12" in repr(module)
+    q, k = randn(2, 3, 40, 24, seed=20), randn(2, 3, 40, 24, seed=21)
+    q_rot, k_rot = module(q, k, offset=3)
+    inv, af = posenc.scaled_inv_freq("yarn", 12, 500.0, 4.0, 64)  # speeds spread over the rotated dimensions
+    pos = np.arange(3, 43)
+    torch.testing.assert_close(q_rot, posenc.apply_rope(q, pos, inv, layout, af, rotary_dim=12))
+    torch.testing.assert_close(k_rot, posenc.apply_rope(k, pos, inv, layout, af, rotary_dim=12))
+    torch.testing.assert_close(q_rot[..., 12:], q[..., 12:], atol=0, rtol=0)
+
+
+def test_partial_rotary_module_matches_transformers_gpt_neox():
+    from transformers import GPTNeoXConfig
+    from transformers.models.gpt_neox.modeling_gpt_neox import GPTNeoXRotaryEmbedding, apply_rotary_pos_emb
+
+    head_dim, factor = 96, 0.25  # GPT-NeoX-20B's head and rotary_pct
+    rope = {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": factor}
+    config = GPTNeoXConfig(hidden_size=2 * head_dim, num_attention_heads=2, rope_parameters=rope)
+    q, k = randn(1, 2, 30, head_dim, seed=22), randn(1, 2, 30, head_dim, seed=23)
+    position_ids = torch.arange(100, 130)[None]
+    q_ref, k_ref = apply_rotary_pos_emb(q, k, *GPTNeoXRotaryEmbedding(config)(q, position_ids))
+    q_rot, k_rot = RotaryEmbedding(head_dim, partial_rotary_factor=factor)(q, k, offset=100)
+    torch.testing.assert_close(q_rot, q_ref, atol=1e-4, rtol=1e-4)  # transformers: float32 angles
+    torch.testing.assert_close(k_rot, k_ref, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("factor", [0.0, 1.5, 0.1, 0.375])
+def test_partial_rotary_factor_is_validated(factor):
+    with pytest.raises(ValueError, match="partial_rotary_factor"):
+        RotaryEmbedding(8, partial_rotary_factor=factor)  # 0.1 -> rotary_dim 0, 0.375 -> 3 (odd)
+
+
+@pytest.mark.parametrize("method,factor,params", [("default", 1.0, {}), ("yarn", 4.0, {}), ("dynamic", 2.0, {})])
+def test_rotary_module_batch_position_ids_match_transformers(method, factor, params):
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+
+    from reference import llama_rope_config
+
+    head_dim, original = 32, 64
+    config = llama_rope_config(method, head_dim, 10000.0, factor, original, **params)
+    attention_mask = torch.tensor([[1] * 20, [0] * 7 + [1] * 13, [1] * 20])
+    position_ids = (attention_mask.cumsum(-1) - 1).masked_fill(attention_mask == 0, 1)  # left padding
+    position_ids[2] = torch.cat((torch.arange(8), torch.arange(12)))  # two packed sequences
+    q, k = randn(3, 4, 20, head_dim, seed=24), randn(3, 2, 20, head_dim, seed=25)  # grouped-query: fewer k heads
+    q_ref, k_ref = apply_rotary_pos_emb(q, k, *LlamaRotaryEmbedding(config)(q, position_ids))
+    module = RotaryEmbedding(head_dim, 10000.0, "half", method, factor, original, **params)
+    q_rot, k_rot = module(q, k, positions=position_ids)
+    torch.testing.assert_close(q_rot, q_ref, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(k_rot, k_ref, atol=1e-5, rtol=1e-5)
+    # (batch, seq, head_dim) works too, and each row equals the 1-D call
+    q3 = q[:, 0]
+    q3_rot, _ = module(q3, q3, positions=position_ids)
+    for b in range(3):
+        torch.testing.assert_close(q3_rot[b], module(q3[b], q3[b], positions=position_ids[b])[0])
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+@pytest.mark.parametrize("batch_positions", [False, True])
+def test_kv_cache_decoding_gives_the_full_sequence_scores(layout, batch_positions):
+    seq, head_dim = 24, 16
+    module = RotaryEmbedding(
+        head_dim,
+        layout=layout,
+        scaling="yarn",
+        factor=4.0,
+        original_max_position_embeddings=8,
+        max_len=4,
+        partial_rotary_factor=0.5,
+    )
+    q, k = (
+        randn(2, 3, seq, head_dim, seed=26, dtype=torch.float64),
+        randn(2, 3, seq, head_dim, seed=27, dtype=torch.float64),
+    )
+    position_ids = torch.stack((torch.arange(seq), (torch.arange(seq) - 5).clamp(min=0)))  # second: left-padded by 5
+    if batch_positions:
+        q_full, k_full = module(q, k, positions=position_ids)
+    else:
+        q_full, k_full = module(q, k)
+    full = q_full @ k_full.transpose(-1, -2)  # (batch, heads, seq, seq)
+    cache = []
+    for t in range(seq):  # one token at a time, keys kept rotated in the cache
+        step = slice(t, t + 1)
+        if batch_positions:
+            q_t, k_t = module(q[..., step, :], k[..., step, :], positions=position_ids[:, step])
+        else:
+            q_t, k_t = module(q[..., step, :], k[..., step, :], offset=t)
+        cache.append(k_t)
+        scores = q_t @ torch.cat(cache, dim=-2).transpose(-1, -2)
+        torch.testing.assert_close(scores[..., 0, :], full[..., t, : t + 1], atol=1e-12, rtol=0)
+
+
+def test_rotary_module_memory_follows_the_positions_asked_for_not_the_largest():
+    module = RotaryEmbedding(128, max_len=16)
+    q, k = randn(1, 4, 1, 128, seed=28, dtype=torch.float64), randn(1, 4, 1, 128, seed=29, dtype=torch.float64)
+    for position in (2**20, 2**26, 2**40):
+        q_rot, k_rot = module(q, k, positions=[position])
+        assert module.cos_cached.shape[0] <= module.cache_limit  # no table up to the position
+        inv = posenc.rope_inv_freq(128)
+        torch.testing.assert_close(q_rot, posenc.apply_rope(q, [position], inv), atol=1e-12, rtol=0)
+        torch.testing.assert_close(k_rot, posenc.apply_rope(k, [position], inv), atol=1e-12, rtol=0)
+    # the relative property survives at 2**26: only the offset 5 matters
+    far = module(q, q, positions=[2**26 + 5])[0] @ module(k, k, positions=[2**26])[0].transpose(-1, -2)
+    near = module(q, q, positions=[5])[0] @ module(k, k, positions=[0])[0].transpose(-1, -2)
+    torch.testing.assert_close(far, near, atol=1e-7, rtol=0)  # float64 angles: 2**26 * 2**-53 = 7e-9 rad
+    # offsets past the cache too; positions inside it use the cache, which grows in powers of two
+    out = module(q, k, offset=10**7)[0]
+    torch.testing.assert_close(out, posenc.apply_rope(q, [10**7], posenc.rope_inv_freq(128)), atol=1e-12, rtol=0)
+    module(randn(1, 100, 128), randn(1, 100, 128))
+    assert module.cos_cached.shape[0] == 128
+
+
+def test_rotary_module_warns_when_float_positions_may_have_been_rounded():
+    module = RotaryEmbedding(8)
+    x = randn(1, 1, 8)
+    exact = posenc.apply_rope(x, [2**25], posenc.rope_inv_freq(8))
+    spacing = float(np.spacing(np.float32(2**25)))  # 4: float32 counts in steps of 4 there
+    assert spacing == 4.0
+    with pytest.warns(UserWarning, match=r"float32.*2\*\*24 = 16777216.*33554432.*4 apart.*up to 2 .*2 rad"):
+        out, _ = module(x, x, positions=torch.tensor([2**25], dtype=torch.float32))
+    torch.testing.assert_close(out, exact)  # 2**25 itself is exact: the warning is about what may have happened
+    with pytest.warns(UserWarning, match=r"float16.*2\*\*11 = 2048"):
+        module(x, x, positions=np.array([3000], dtype=np.float16))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        module(x, x, positions=torch.tensor([2**26]))  # integers: exact, no warning
+        module(x, x, positions=torch.tensor([2.0**24], dtype=torch.float32))  # still exact in float32
+        module(x, x, positions=np.array([2.0**40]))  # float64 holds it
+
+
+def test_rotary_module_position_errors():
+    module = RotaryEmbedding(8)
+    q = torch.zeros(2, 3, 5, 8)
+    with pytest.raises(ValueError, match=r"positions of shape \(batch, seq\) = \(3, 5\).*\(2, 3, 5, 8\)"):
+        module(q, q, positions=np.zeros((3, 5), dtype=int))
+    with pytest.raises(ValueError, match=r"positions must have shape \(seq,\) or \(batch, seq\)"):
+        module(q, q, positions=np.zeros((2, 1, 5), dtype=int))
+    with pytest.raises(ValueError, match=r"positions must be >= 0.*-1"):
+        module(q, q, positions=np.array([[0, 1, 2, 3, 4], [-1, 0, 1, 2, 3]]))

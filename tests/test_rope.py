@@ -210,3 +210,198 @@ def test_positions_may_be_torch_tensors_lists_or_arrays():
     ref = posenc.apply_rope(x, np.array([0, 1, 2]), inv)
     np.testing.assert_allclose(posenc.apply_rope(x, [0, 1, 2], inv), ref)
     np.testing.assert_allclose(posenc.apply_rope(x, torch.arange(3), inv), ref)
+
+
+# --- p-RoPE ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("head_dim", [8, 64, 96, 256])
+@pytest.mark.parametrize("p", [0.0, 0.25, 0.3, 0.5, 0.75, 1.0])
+def test_p_rope_keeps_the_fastest_pairs_as_transformers_proportional_rope_does(head_dim, p):
+    from transformers import LlamaConfig
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    base = 10000.0
+    ours = posenc.p_rope_inv_freq(head_dim, base, p)
+    # by hand: floor(p * head_dim / 2) pairs keep base**(-2j/head_dim) (the exponent keeps head_dim), the rest are 0
+    kept = math.floor(p * head_dim / 2)
+    expected = [base ** (-2 * j / head_dim) if j < kept else 0.0 for j in range(head_dim // 2)]
+    np.testing.assert_allclose(ours, expected, rtol=1e-15, atol=0)
+    config = LlamaConfig(
+        hidden_size=2 * head_dim,
+        num_attention_heads=2,
+        head_dim=head_dim,
+        rope_parameters={"rope_type": "proportional", "rope_theta": base, "partial_rotary_factor": p},
+    )
+    reference, attention_factor = ROPE_INIT_FUNCTIONS["proportional"](config, "cpu")
+    np.testing.assert_allclose(ours, reference.double().numpy(), rtol=1e-6, atol=0)  # transformers: float32
+    assert attention_factor == 1.0
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_p_rope_leaves_the_slow_pairs_unturned_and_keeps_the_relative_property(layout):
+    head_dim = 16
+    inv = posenc.p_rope_inv_freq(head_dim, 10000.0, 0.5)  # pairs 0..3 turn, 4..7 do not
+    q, k = rng_vectors((2, 1, head_dim), 11)
+    frozen = np.arange(4, 8) if layout == "half" else np.arange(8, 16)
+    frozen = np.concatenate((frozen, frozen + 8)) if layout == "half" else frozen
+    rotated = posenc.apply_rope(q, [12345], inv, layout)
+    np.testing.assert_array_equal(rotated[0, frozen], q[0, frozen])
+    assert not np.allclose(rotated, q)
+
+    def score(m, n):
+        return posenc.apply_rope(q, [m], inv, layout)[0] @ posenc.apply_rope(k, [n], inv, layout)[0]
+
+    assert score(70, 30) == pytest.approx(score(1070, 1030), abs=1e-10)
+    assert score(70, 30) == pytest.approx(score(40, 0), abs=1e-10)
+
+
+# --- partial RoPE ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_partial_rope_rotates_the_first_rotary_dim_and_passes_the_rest(layout, backend):
+    head_dim, rotary_dim = 20, 8
+    x = rng_vectors((2, 3, 7, head_dim), 12)
+    inv = posenc.rope_inv_freq(rotary_dim, 500.0)
+    pos = np.arange(7) * 13
+    xin = torch.tensor(x) if backend == "torch" else x
+    out = posenc.apply_rope(xin, pos, inv, layout, attention_factor=1.1, rotary_dim=rotary_dim)
+    out = out.numpy() if backend == "torch" else out
+    assert out.shape == x.shape
+    np.testing.assert_array_equal(out[..., rotary_dim:], x[..., rotary_dim:])
+    # the rotated part against an independent form: the complex form (interleaved) or the permuted one (half)
+    head = x[..., :rotary_dim]
+    if layout == "interleaved":
+        expected = posenc.apply_rope_complex(head, pos, inv, attention_factor=1.1)
+    else:
+        perm = posenc.interleaved_to_half_permutation(rotary_dim)
+        inverse = np.argsort(perm)
+        expected = posenc.apply_rope_complex(head[..., inverse], pos, inv, attention_factor=1.1)[..., perm]
+    np.testing.assert_allclose(out[..., :rotary_dim], expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_partial_rope_relative_property(layout, backend):
+    head_dim, rotary_dim = 24, 6
+    q, k = rng_vectors((2, 1, head_dim), 13)
+    inv = posenc.rope_inv_freq(rotary_dim)
+
+    def rot(v, p):
+        v = torch.tensor(v) if backend == "torch" else v
+        out = posenc.apply_rope(v, [p], inv, layout, rotary_dim=rotary_dim)
+        return np.asarray(out)[0]
+
+    reference = rot(q, 9) @ rot(k, 2)
+    for shift in (1, 77, 10**6):
+        assert rot(q, 9 + shift) @ rot(k, 2 + shift) == pytest.approx(reference, abs=1e-8)
+    assert rot(q, 7) @ rot(k, 0) == pytest.approx(reference, abs=1e-10)
+    assert np.linalg.norm(rot(q, 123)) == pytest.approx(np.linalg.norm(q))
+
+
+@pytest.mark.parametrize("model", ["gpt_neox", "phi"])
+def test_partial_rope_matches_transformers_gpt_neox_and_phi(model):
+    from transformers import GPTNeoXConfig, PhiConfig
+    from transformers.models.gpt_neox import modeling_gpt_neox
+    from transformers.models.phi import modeling_phi
+
+    # GPT-NeoX-20B's head: 96 dimensions, rotary_pct 0.25 -> 24; Phi-2's: 80 dimensions, factor 0.4 -> 32
+    head_dim, factor, base = (96, 0.25, 10000.0) if model == "gpt_neox" else (80, 0.4, 10000.0)
+    rope = {"rope_type": "default", "rope_theta": base, "partial_rotary_factor": factor}
+    if model == "gpt_neox":
+        config = GPTNeoXConfig(hidden_size=2 * head_dim, num_attention_heads=2, rope_parameters=rope)
+        rotary = modeling_gpt_neox.GPTNeoXRotaryEmbedding(config)
+    else:
+        config = PhiConfig(hidden_size=2 * head_dim, num_attention_heads=2, rope_parameters=rope)
+        rotary = modeling_phi.PhiRotaryEmbedding(config)
+    generator = torch.Generator().manual_seed(14)
+    q = torch.randn(2, 2, 40, head_dim, generator=generator)
+    k = torch.randn(2, 2, 40, head_dim, generator=generator)
+    position_ids = torch.stack((torch.arange(300, 340), torch.arange(0, 80, 2)))
+    cos, sin = rotary(q, position_ids)
+    rotary_dim = cos.shape[-1]
+    assert rotary_dim == int(head_dim * factor)
+    if model == "gpt_neox":  # its apply_rotary_pos_emb slices q[..., :rotary_dim] itself
+        q_ref, k_ref = modeling_gpt_neox.apply_rotary_pos_emb(q, k, cos, sin)
+    else:  # PhiAttention slices, rotates, and concatenates the pass-through part
+        q_rot, k_rot = modeling_phi.apply_rotary_pos_emb(q[..., :rotary_dim], k[..., :rotary_dim], cos, sin)
+        q_ref = torch.cat((q_rot, q[..., rotary_dim:]), dim=-1)
+        k_ref = torch.cat((k_rot, k[..., rotary_dim:]), dim=-1)
+    inv = posenc.rope_inv_freq(rotary_dim, base)
+    np.testing.assert_allclose(inv, rotary.inv_freq.double().numpy(), rtol=1e-6)
+    # float32 angles in transformers: error up to ~340 * 2**-24 rad
+    for ours, ref in (
+        (posenc.apply_rope(q, position_ids, inv, rotary_dim=rotary_dim), q_ref),
+        (posenc.apply_rope(k, position_ids, inv, rotary_dim=rotary_dim), k_ref),
+    ):
+        torch.testing.assert_close(ours, ref, atol=1e-4, rtol=1e-4)
+        torch.testing.assert_close(ours[..., rotary_dim:], ref[..., rotary_dim:], atol=0, rtol=0)
+
+
+def test_partial_rope_errors_name_rotary_dim():
+    x = np.zeros((3, 16))
+    inv = posenc.rope_inv_freq(8)
+    with pytest.raises(ValueError, match=r"head_dim=16.*4 frequencies.*rotary_dim=8"):
+        posenc.apply_rope(x, np.arange(3), inv)  # a genuine mismatch stays an error unless partial is asked for
+    with pytest.raises(ValueError, match=r"rotary_dim must be 2 \* len\(inv_freq\) = 8.*rotary_dim=6"):
+        posenc.apply_rope(x, np.arange(3), inv, rotary_dim=6)
+    with pytest.raises(ValueError, match=r"rotary_dim=8 must be <= head_dim.*\(3, 4\)"):
+        posenc.apply_rope(np.zeros((3, 4)), np.arange(3), inv, rotary_dim=8)
+    with pytest.raises(ValueError, match="rotary_dim must be even"):
+        posenc.apply_rope(x, np.arange(3), inv, rotary_dim=7)
+    np.testing.assert_array_equal(posenc.apply_rope(x, np.arange(3), inv, rotary_dim=8), x)
+
+
+# --- positions of shape (batch, seq) --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("backend", ["numpy", "torch", "torch-grad"])
+@pytest.mark.parametrize("shape", [(3, 2, 6, 8), (3, 6, 8)])
+def test_batch_positions_rotate_each_sequence_by_its_own_positions(layout, backend, shape):
+    x = rng_vectors(shape, 15)
+    inv = posenc.rope_inv_freq(8)
+    position_ids = np.array([[0, 1, 2, 3, 4, 5], [0, 0, 0, 0, 1, 2], [0, 1, 2, 0, 1, 2]])  # plain, left-padded, packed
+    xin = torch.tensor(x, requires_grad=backend == "torch-grad") if backend != "numpy" else x
+    out = posenc.apply_rope(xin, position_ids, inv, layout)
+    out = out.detach().numpy() if backend != "numpy" else out
+    for b in range(3):  # each sequence alone, with 1-D positions
+        np.testing.assert_allclose(out[b], posenc.apply_rope(x[b], position_ids[b], inv, layout), atol=1e-12)
+    # batch 1 applies to every sequence
+    xin = torch.tensor(x) if backend != "numpy" else x
+    one = np.asarray(posenc.apply_rope(xin, position_ids[1:2], inv, layout))
+    np.testing.assert_allclose(one, posenc.apply_rope(x, position_ids[1], inv, layout), atol=1e-12)
+
+
+def test_batch_positions_match_transformers_with_left_padding():
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+
+    from reference import llama_rope_config
+
+    head_dim = 64
+    config = llama_rope_config("default", head_dim, 10000.0, 1.0, 4096)
+    attention_mask = torch.tensor([[1] * 12, [0] * 5 + [1] * 7])
+    position_ids = (attention_mask.cumsum(-1) - 1).masked_fill(attention_mask == 0, 1)  # as generate() builds them
+    generator = torch.Generator().manual_seed(16)
+    q = torch.randn(2, 4, 12, head_dim, generator=generator)
+    k = torch.randn(2, 4, 12, head_dim, generator=generator)
+    cos, sin = LlamaRotaryEmbedding(config)(q, position_ids)
+    q_ref, k_ref = apply_rotary_pos_emb(q, k, cos, sin)
+    inv = posenc.rope_inv_freq(head_dim)
+    torch.testing.assert_close(posenc.apply_rope(q, position_ids, inv), q_ref, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(posenc.apply_rope(k, position_ids, inv), k_ref, atol=1e-5, rtol=1e-5)
+
+
+def test_batch_positions_errors():
+    x = np.zeros((2, 3, 5, 8))
+    inv = posenc.rope_inv_freq(8)
+    with pytest.raises(ValueError, match=r"positions has batch 3.*x has batch 2"):
+        posenc.apply_rope(x, np.zeros((3, 5)), inv)
+    with pytest.raises(ValueError, match=r"seq=5.*positions has 4"):
+        posenc.apply_rope(x, np.zeros((2, 4)), inv)
+    with pytest.raises(ValueError, match=r"positions of shape \(batch, seq\).*\(5, 8\)"):
+        posenc.apply_rope(np.zeros((5, 8)), np.zeros((1, 5)), inv)
+    with pytest.raises(ValueError, match=r"positions must be 1-dimensional \(seq,\) or 2-dimensional"):
+        posenc.apply_rope(x, np.zeros((2, 3, 5)), inv)

@@ -17,9 +17,9 @@ from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding  # noq
 from reference import llama_rope_config  # noqa: E402
 
 
-def reference(method, head_dim, base, factor, original, seq_len=None, **params):
+def reference(method, head_dim, base, factor, original, seq_len=None, max_position_embeddings=None, **params):
     """transformers' (inv_freq, attention_factor) for the same inputs."""
-    config = llama_rope_config(method, head_dim, base, factor, original, **params)
+    config = llama_rope_config(method, head_dim, base, factor, original, max_position_embeddings, **params)
     if method == "default":
         inv, af = LlamaRotaryEmbedding.compute_default_rope_parameters(config)
     else:
@@ -71,12 +71,27 @@ def test_dynamic_matches_transformers(head_dim, base, factor, seq_len):
         {"attention_factor": 1.5},
         {"mscale": 0.707, "mscale_all_dim": 0.707},
         {"mscale": 1.0, "mscale_all_dim": 0.0},
+        # DeepSeek-style: each of mscale / mscale_all_dim alone, zeros, unequal pairs, and an override
+        {"mscale": 0.707},
+        {"mscale_all_dim": 0.707},
+        {"mscale": 0.0, "mscale_all_dim": 1.0},
+        {"mscale": 1.0, "mscale_all_dim": 0.707},
+        {"mscale": 0.5, "mscale_all_dim": 2.0},
+        {"mscale": 1.0, "mscale_all_dim": 0.707, "attention_factor": 1.25},
+        {"mscale": 1.0, "attention_factor": 0.8},
+        # beta_fast == beta_slow (refused before), and nearly equal
+        {"beta_fast": 4.0, "beta_slow": 4.0},
+        {"beta_fast": 4.0, "beta_slow": 4.0, "truncate": False},
+        {"beta_fast": 4.0 + 1e-9, "beta_slow": 4.0},
+        {"beta_fast": 4.0 + 1e-9, "beta_slow": 4.0, "truncate": False},
+        {"beta_fast": 1.0, "beta_slow": 1.0, "truncate": False},
     ],
 )
 @pytest.mark.parametrize("original", [64, 2048, 4096, 32768])
-def test_yarn_parameters_match_transformers(params, original):
-    ours = posenc.scaled_inv_freq("yarn", 128, 10000.0, 16.0, original, **params)
-    assert_matches_reference(ours, reference("yarn", 128, 10000.0, 16.0, original, **params), 16.0)
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_yarn_parameters_match_transformers(params, original, head_dim):
+    ours = posenc.scaled_inv_freq("yarn", head_dim, 10000.0, 16.0, original, **params)
+    assert_matches_reference(ours, reference("yarn", head_dim, 10000.0, 16.0, original, **params), 16.0)
 
 
 @pytest.mark.parametrize("params", [{"low_freq_factor": 2.0, "high_freq_factor": 8.0}, {"low_freq_factor": 0.5}])
@@ -208,7 +223,16 @@ def test_scaling_never_speeds_up_a_pair_and_never_slows_it_more_than_the_factor(
 
 
 def test_registry_holds_the_contract_methods_and_returns_float64():
-    assert set(SCALING_METHODS) == {"default", "linear", "ntk", "dynamic", "yarn", "llama3"}
+    assert set(SCALING_METHODS) == {
+        "default",
+        "linear",
+        "ntk",
+        "dynamic",
+        "yarn",
+        "llama3",
+        "longrope",
+        "proportional",
+    }
     inv, af = posenc.scaled_inv_freq("yarn", 64, factor=4.0)
     assert inv.dtype == np.float64 and inv.shape == (32,) and isinstance(af, float)
 
@@ -234,3 +258,298 @@ def test_dynamic_ntk_factor_follows_the_transformers_rule():
     assert posenc.dynamic_ntk_factor(1.0, 3 * 2048, 2048) == 3.0  # n / L only when s = 1
     inv, _ = posenc.scaled_inv_freq("dynamic", 64, factor=8.0, seq_len=4096)
     np.testing.assert_allclose(inv, posenc.scaled_inv_freq("ntk", 64, factor=9.0)[0])
+
+
+# --- dynamic NTK with a KV cache --------------------------------------------------------------------
+
+
+def test_dynamic_ntk_cached_keys_by_hand():
+    # d = 4, b = 100, L = 2, s = 2: key 3 is rotated at length 4, where the effective factor is
+    # 2 * 4 / 2 - 1 = 3 and the base 100 * 3 ** (4 / 2) = 900, so pair 1 turns 900 ** -0.5 = 1/30 per
+    # token: angle 3/30 = 0.1 (pair 0 always 3). The current length is N = 5: factor 4, base 1600,
+    # pair 1 speed 1/40; key 3 is ahead by 3 * (1/30 - 1/40) = 0.025 rad, key 2 (cached at length 3,
+    # factor 2, base 400, speed 1/20) by 2 * (1/20 - 1/40) = 0.05, key 1 (cached at length 2 = L, the
+    # original speed 1/10) by 1/10 - 1/40 = 0.075, key 0 (position 0) and key 4 (cached now) by 0.
+    keys = np.zeros((5, 4))
+    keys[:, 1] = 1.0  # "half" layout: pair 1 is dimensions (1, 3); the point (1, 0) at angle 0
+    cached, error = posenc.dynamic_ntk_cached_keys(keys, base=100.0, factor=2.0, original_max_position_embeddings=2)
+    assert cached[3, 1] == pytest.approx(math.cos(0.1)) and cached[3, 3] == pytest.approx(math.sin(0.1))
+    np.testing.assert_allclose(error[:, 1], [0.0, 0.075, 0.05, 0.025, 0.0], atol=1e-15)
+    np.testing.assert_array_equal(error[:, 0], 0.0)  # pair 0 turns 1 rad per token at every base
+
+
+def test_dynamic_ntk_cached_keys_match_a_transformers_decode_loop():
+    # transformers' LlamaRotaryEmbedding with rope_type "dynamic", called as generate() does: one pass
+    # over a prompt, then one position per step; keys rotated with that step's cos/sin, then cached.
+    import torch
+    from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+    head_dim, base, factor, trained, prompt, total = 8, 10000.0, 4.0, 16, 12, 48
+    rotary = LlamaRotaryEmbedding(llama_rope_config("dynamic", head_dim, base, factor, trained))
+    keys = np.random.default_rng(0).normal(size=(total, head_dim))
+    steps = [list(range(prompt))] + [[p] for p in range(prompt, total)]
+    cache = []
+    for positions in steps:
+        k = torch.tensor(keys[positions], dtype=torch.float32)[None, None]  # (batch, heads, seq, d)
+        cos, sin = rotary(k, torch.tensor([positions]))
+        _, k_rot = apply_rotary_pos_emb(k, k, cos, sin)
+        cache.append(k_rot[0, 0].double().numpy())
+    ours, _ = posenc.dynamic_ntk_cached_keys(keys, base, factor, trained, prefill_len=prompt)
+    np.testing.assert_allclose(ours, np.concatenate(cache), atol=2e-5)  # transformers: float32
+
+
+@given(
+    half_dim=st.integers(2, 16),
+    factor=st.floats(1.0, 16.0),
+    trained=st.integers(1, 64),
+    extra=st.integers(0, 64),
+    layout=st.sampled_from(["half", "interleaved"]),
+)
+def test_dynamic_ntk_cached_keys_are_fresh_keys_turned_by_the_error(half_dim, factor, trained, extra, layout):
+    head_dim, n_keys = 2 * half_dim, trained + extra
+    keys = np.random.default_rng(half_dim + n_keys).normal(size=(2, n_keys, head_dim))
+    cached, error = posenc.dynamic_ntk_cached_keys(keys, 500.0, factor, trained, layout=layout)
+    now, _ = posenc.scaled_inv_freq("dynamic", head_dim, 500.0, factor, trained, seq_len=n_keys)
+    fresh = posenc.apply_rope(keys, np.arange(n_keys), now, layout)
+    # the error is the angle from the fresh pair to the cached pair, in (-pi, pi]
+    assert np.all(np.abs(error) <= math.pi)
+    if layout == "half":
+        pairs = (np.arange(half_dim), np.arange(half_dim) + half_dim)
+    else:
+        pairs = (np.arange(0, head_dim, 2), np.arange(1, head_dim, 2))
+    z_fresh = fresh[..., pairs[0]] + 1j * fresh[..., pairs[1]]
+    z_cached = cached[..., pairs[0]] + 1j * cached[..., pairs[1]]
+    np.testing.assert_allclose(z_cached, z_fresh * np.exp(1j * error), atol=1e-9)
+    # the last key is rotated at the current length, so it is always exact
+    np.testing.assert_array_equal(error[-1], 0.0)
+
+
+def test_dynamic_ntk_cached_keys_agree_within_the_trained_length():
+    keys = np.random.default_rng(1).normal(size=(64, 16))
+    cached, error = posenc.dynamic_ntk_cached_keys(keys, 10000.0, 8.0, 64)
+    np.testing.assert_array_equal(error, 0.0)
+    np.testing.assert_allclose(cached, posenc.apply_rope(keys, np.arange(64), posenc.rope_inv_freq(16)))
+    # a prompt rotated in one pass at its own length: every prompt key has the same speeds
+    _, error = posenc.dynamic_ntk_cached_keys(keys, 10000.0, 8.0, 16, prefill_len=64)
+    np.testing.assert_array_equal(error, 0.0)
+
+
+# --- every rope_type of transformers ------------------------------------------------------------
+
+
+def test_every_transformers_rope_type_is_a_posenc_method():
+    assert set(ROPE_INIT_FUNCTIONS) <= set(SCALING_METHODS)
+
+
+# --- LongRoPE (Phi-3) ------------------------------------------------------------------------------
+
+
+def random_pair_factors(head_dim, seed):
+    """Seeded factor lists shaped like Phi-3's: short near 1, long growing from 1 to ~factor across pairs."""
+    rng = np.random.default_rng(seed)
+    short = 1.0 + 0.1 * rng.random(head_dim // 2)
+    long = np.sort(1.0 + 40.0 * rng.random(head_dim // 2))
+    return [float(v) for v in short], [float(v) for v in long]
+
+
+@pytest.mark.parametrize("head_dim", [16, 64, 96, 128])
+@pytest.mark.parametrize("seq_len", [None, 1, 4095, 4096, 4097, 131072])
+@pytest.mark.parametrize(
+    "how",
+    ["factor", "derived", "attention_factor", "base"],
+)
+def test_longrope_matches_transformers(head_dim, seq_len, how):
+    short, long = random_pair_factors(head_dim, seed=head_dim)
+    original, base = 4096, 10000.0
+    factors = {"short_factor": short, "long_factor": long}
+    if how == "factor":  # factor given in the config
+        ours = posenc.scaled_inv_freq("longrope", head_dim, base, 32.0, original, seq_len=seq_len, **factors)
+        ref = reference("longrope", head_dim, base, 32.0, original, seq_len=seq_len, **factors)
+    elif how == "derived":  # no factor: transformers derives it from max_position_embeddings (Phi-3's configs)
+        ours = posenc.scaled_inv_freq(
+            "longrope", head_dim, base, 1.0, original, seq_len=seq_len, max_position_embeddings=131072, **factors
+        )
+        ref = reference("longrope", head_dim, base, None, original, seq_len, max_position_embeddings=131072, **factors)
+    elif how == "attention_factor":
+        ours = posenc.scaled_inv_freq(
+            "longrope", head_dim, base, 8.0, original, seq_len=seq_len, attention_factor=1.3, **factors
+        )
+        ref = reference("longrope", head_dim, base, 8.0, original, seq_len=seq_len, attention_factor=1.3, **factors)
+    else:  # another base and trained length
+        ours = posenc.scaled_inv_freq("longrope", head_dim, 1e6, 16.0, 8192, seq_len=seq_len, **factors)
+        ref = reference("longrope", head_dim, 1e6, 16.0, 8192, seq_len=seq_len, **factors)
+    assert_matches_reference(ours, ref, 1.0)
+
+
+def test_longrope_picks_short_up_to_the_trained_length_and_long_past_it():
+    short, long = random_pair_factors(32, seed=3)
+    theta = posenc.rope_inv_freq(32)
+    for seq_len, chosen in [(None, short), (0, short), (4096, short), (4097, long), (10**6, long)]:
+        inv, _ = posenc.scaled_inv_freq(
+            "longrope", 32, 10000.0, 32.0, 4096, short_factor=short, long_factor=long, seq_len=seq_len
+        )
+        np.testing.assert_allclose(inv, theta / np.array(chosen), rtol=1e-15)
+
+
+def test_longrope_attention_factor_by_hand():
+    # ln 32 / ln 4096 = 5 ln 2 / (12 ln 2) = 5/12
+    assert posenc.longrope_attention_factor(32.0, 4096) == pytest.approx(math.sqrt(17 / 12), rel=1e-15)
+    assert posenc.longrope_attention_factor(1.0, 4096) == 1.0
+    assert posenc.longrope_attention_factor(0.5, 4096) == 1.0  # max_position_embeddings < L
+    _, af = posenc.scaled_inv_freq("longrope", 8, 10000.0, 1.0, 4096, max_position_embeddings=131072)
+    assert af == pytest.approx(math.sqrt(17 / 12), rel=1e-15)  # s = 131072 / 4096 = 32
+
+
+def test_longrope_switches_where_transformers_rotary_module_switches():
+    # LlamaRotaryEmbedding with rope_type "longrope" uses the long set once max(position_ids) + 1 > L
+    import torch
+
+    head_dim, original = 16, 64
+    short, long = random_pair_factors(head_dim, seed=7)
+    config = llama_rope_config("longrope", head_dim, 10000.0, 8.0, original, short_factor=short, long_factor=long)
+    rotary = LlamaRotaryEmbedding(config)
+    x = torch.zeros(1, 1, 1, head_dim)
+    for last in (original - 1, original, 3 * original):
+        positions = np.arange(last + 1)
+        cos, _ = rotary(x, torch.tensor(positions)[None])
+        inv, af = posenc.scaled_inv_freq(
+            "longrope", head_dim, 10000.0, 8.0, original, short_factor=short, long_factor=long, seq_len=last + 1
+        )
+        ours = np.cos(np.outer(positions, inv)) * af
+        np.testing.assert_allclose(cos[0, :, : head_dim // 2].double().numpy(), ours, atol=2e-5 * (last + 1))
+
+
+# --- proportional -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("head_dim", [16, 64, 96, 128])
+@pytest.mark.parametrize("partial", [0.0, 0.25, 0.3, 0.5, 1.0])
+@pytest.mark.parametrize("factor", [1.0, 8.0])
+def test_proportional_matches_transformers(head_dim, partial, factor):
+    ours = posenc.scaled_inv_freq("proportional", head_dim, 1e6, factor, partial_rotary_factor=partial)
+    ref = reference("proportional", head_dim, 1e6, factor, 2048, partial_rotary_factor=partial)
+    assert_matches_reference(ours, ref, factor)
+    # the rotated pairs are the fastest ones of the full head, the others never turn
+    n = round(partial * head_dim) // 2
+    np.testing.assert_allclose(ours[0][:n], posenc.rope_inv_freq(head_dim, 1e6)[:n] / factor, rtol=1e-15)
+    np.testing.assert_array_equal(ours[0][n:], 0.0)
+
+
+# --- DeepSeek-style YaRN -----------------------------------------------------------------------------
+
+
+def test_yarn_attention_factor_follows_the_transformers_mscale_rules():
+    s = 40.0
+    m = lambda k: 0.1 * k * math.log(s) + 1  # noqa: E731  (get_mscale for s > 1)
+    assert posenc.yarn_attention_factor(s, 0.707, 1.0) == pytest.approx(m(0.707) / m(1.0), rel=1e-15)
+    assert posenc.yarn_attention_factor(s, 1.0, 1.0) == 1.0
+    # one of them absent or zero: both ignored, plain YaRN (as the docstring says for mscale_all_dim = 0)
+    for mscale, mscale_all_dim in [(1.0, 0.0), (0.0, 1.0), (0.707, None), (None, 0.707), (0.0, 0.0)]:
+        assert posenc.yarn_attention_factor(s, mscale, mscale_all_dim) == pytest.approx(m(1.0), rel=1e-15)
+    assert posenc.yarn_attention_factor(1.0, 0.5, 2.0) == 1.0
+
+
+def test_yarn_softmax_scale_multiplier_matches_deepseek_and_transformers():
+    from transformers.models.deepseek_v3.modeling_deepseek_v3 import yarn_apply_mscale
+
+    for factor in (1.0, 4.0, 40.0):
+        for mscale in (0.707, 1.0):
+            ours = posenc.yarn_softmax_scale_multiplier(factor, mscale)
+            rope = {"rope_type": "yarn", "factor": factor, "mscale_all_dim": mscale}
+            assert ours == pytest.approx(yarn_apply_mscale(rope, 1.0), rel=1e-15)
+            if factor > 1:  # DeepSeek-V3 inference/model.py, MLA.__init__ (when max_seq_len > original_seq_len)
+                assert ours == pytest.approx((0.1 * mscale * math.log(factor) + 1.0) ** 2, rel=1e-15)
+    assert posenc.yarn_softmax_scale_multiplier(1.0, 0.707) == 1.0
+    # with mscale = 1 it is YaRN's attention factor squared, moved from cos/sin to the softmax scale
+    assert posenc.yarn_softmax_scale_multiplier(40.0) == pytest.approx(posenc.yarn_attention_factor(40.0) ** 2)
+
+
+@pytest.mark.parametrize("mscale,mscale_all_dim", [(1.0, 1.0), (0.707, 0.707), (1.0, 0.707), (0.5, 2.0)])
+def test_deepseek_logit_scales_of_rotated_and_other_dimensions(mscale, mscale_all_dim):
+    # transformers' DeepSeek: cos/sin carry a = m(mscale) / m(mscale_all_dim), the softmax scale m(mscale_all_dim)^2
+    s = 40.0
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=(2, 1, 16))
+    inv, a = posenc.scaled_inv_freq("yarn", 16, 10000.0, s, 4096, mscale=mscale, mscale_all_dim=mscale_all_dim)
+    positions = np.array([5])
+    plain = posenc.apply_rope(q, positions, inv)[0] @ posenc.apply_rope(k, positions + 7, inv)[0]
+    scaled = (
+        posenc.apply_rope(q, positions, inv, attention_factor=a)[0]
+        @ posenc.apply_rope(k, positions + 7, inv, attention_factor=a)[0]
+    )
+    assert scaled == pytest.approx(a**2 * plain, rel=1e-12)  # a on cos and sin: logits times a^2
+    rotated = a**2 * posenc.yarn_softmax_scale_multiplier(s, mscale_all_dim)
+    assert rotated == pytest.approx(posenc.yarn_softmax_scale_multiplier(s, mscale), rel=1e-12)
+
+
+@pytest.mark.parametrize("head_dim", [16, 64, 128])
+@pytest.mark.parametrize("original", [64, 4096])
+def test_yarn_extrapolation_factor_as_the_yarn_code_computes_it(head_dim, original):
+    base, factor = 10000.0, 16.0
+    theta = posenc.rope_inv_freq(head_dim, base)
+    default = posenc.scaled_inv_freq("yarn", head_dim, base, factor, original)
+    np.testing.assert_array_equal(
+        posenc.scaled_inv_freq("yarn", head_dim, base, factor, original, extrapolation_factor=1.0)[0], default[0]
+    )
+    ramp = posenc.yarn_ramp(head_dim, base, original)
+    for e in (0.0, 0.3, 0.9):
+        inv, af = posenc.scaled_inv_freq("yarn", head_dim, base, factor, original, extrapolation_factor=e)
+        # jquesnelle/yarn, LlamaYaRNScaledRotaryEmbedding.yarn: mask = (1 - ramp) * e
+        mask = (1 - ramp) * e
+        np.testing.assert_allclose(inv, theta / factor * (1 - mask) + theta * mask, rtol=1e-14)
+        assert af == default[1]
+    np.testing.assert_allclose(
+        posenc.scaled_inv_freq("yarn", head_dim, base, factor, original, extrapolation_factor=0.0)[0],
+        posenc.scaled_inv_freq("linear", head_dim, base, factor)[0],
+        rtol=1e-15,
+    )
+
+
+# --- equal band edges: beta_fast == beta_slow, low_freq_factor == high_freq_factor ------------------
+
+
+@pytest.mark.parametrize("head_dim", [16, 64, 128])
+@pytest.mark.parametrize("low", [0.5, 1.0, 2.0, 4.0])
+@pytest.mark.parametrize("original", [2048, 8192])
+def test_llama3_equal_freq_factors_match_transformers_and_the_nearly_equal_limit(head_dim, low, original):
+    ours = posenc.scaled_inv_freq(
+        "llama3", head_dim, 500000.0, 8.0, original, low_freq_factor=low, high_freq_factor=low
+    )
+    params = {"low_freq_factor": low, "high_freq_factor": low}
+    ref_inv, ref_af = reference("llama3", head_dim, 500000.0, 8.0, original, **params)
+    assert np.all(np.isfinite(ref_inv))  # no pair sits exactly on the wavelength L / low here
+    assert_matches_reference(ours, (ref_inv, ref_af), 8.0)
+    near = {"low_freq_factor": low, "high_freq_factor": low * (1 + 1e-9)}
+    assert_matches_reference(ours, reference("llama3", head_dim, 500000.0, 8.0, original, **near), 8.0)
+    theta = posenc.rope_inv_freq(head_dim, 500000.0)
+    short = posenc.wavelengths(theta) < original / low
+    np.testing.assert_array_equal(ours[0][short], theta[short])
+    np.testing.assert_allclose(ours[0][~short], theta[~short] / 8.0, rtol=1e-15)
+
+
+def test_llama3_equal_freq_factors_at_exactly_the_band_wavelength_take_the_limit():
+    # choose low so that L / low is exactly pair 5's wavelength; transformers divides 0 by 0 there
+    theta = posenc.rope_inv_freq(32, 10000.0)
+    wavelength = 2 * math.pi / theta
+    length = 8192
+    pair = next(i for i in range(16) if length / (length / wavelength[i]) == wavelength[i])
+    low = length / wavelength[pair]
+    equal, _ = posenc.scaled_inv_freq("llama3", 32, 10000.0, 8.0, length, low_freq_factor=low, high_freq_factor=low)
+    assert np.all(np.isfinite(equal))
+    assert equal[pair] == pytest.approx(theta[pair] / 8.0, rel=1e-15)
+    for gap in (1e-3, 1e-6, 1e-9):  # the blend at that wavelength is theta / s for any high > low
+        near, _ = posenc.scaled_inv_freq(
+            "llama3", 32, 10000.0, 8.0, length, low_freq_factor=low, high_freq_factor=low * (1 + gap)
+        )
+        assert near[pair] == pytest.approx(equal[pair], rel=1e-12)
+
+
+def test_yarn_equal_betas_is_a_step_at_the_correction_dimension():
+    ramp = posenc.yarn_ramp(128, 10000.0, 4096, 4.0, 4.0, truncate=False)
+    x = posenc.yarn_correction_dim(4.0, 128, 10000.0, 4096)
+    i = np.arange(64)
+    np.testing.assert_array_equal(ramp, np.clip((i - x) / 0.001, 0, 1))  # transformers' guard: high = low + 0.001
+    assert set(np.unique(ramp)) == {0.0, 1.0}
+    truncated = posenc.yarn_ramp(128, 10000.0, 4096, 4.0, 4.0)
+    low, high = math.floor(x), math.ceil(x)
+    np.testing.assert_allclose(truncated, np.clip((i - low) / (high - low), 0, 1))

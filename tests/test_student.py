@@ -2,6 +2,8 @@
 
 import ast
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -86,7 +88,19 @@ def solution_lines(notebook):
                             line = source_lines[n - 1].strip()
                             if line and not line.startswith("#"):
                                 lines.add(line)
-    return lines
+    return lines - public_lines(notebook)
+
+
+def public_lines(notebook):
+    """Lines that the chapter also shows outside its solutions (a solution may repeat a line of the text)."""
+    from posenc.course.editions import _walk
+
+    return {
+        line.strip()
+        for role, cell, _ in _walk(notebook)
+        if role not in ("solution-code", "solution-prose")
+        for line in cell.source.splitlines()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -111,8 +125,9 @@ def test_student_notebook_runs_top_to_bottom(path, student_edition):
     notebook = nbformat.read(student_edition / path.name, as_version=4)
     os.environ["POSENC_STATIC"] = "1"  # the player is cheaper to render than a widget without a frontend
     os.environ["POSENC_LAB_SMOKE"] = "1"  # the lab trains a few steps: this test checks that it runs
+    # from the edition's own folder, as a student runs it: data/ and images/ must be there
     NotebookClient(
-        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "chapters")}}
+        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(student_edition)}}
     ).execute()
     outputs = "\n".join(
         o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
@@ -122,3 +137,93 @@ def test_student_notebook_runs_top_to_bottom(path, student_edition):
     )
     stubs = [c for c in notebook.cells if "student-stub" in c.metadata.get("tags", [])]
     assert outputs.count("Not attempted yet") >= len(stubs)
+
+
+def test_the_edition_carries_what_the_notebooks_read(student_edition):
+    assert (student_edition / "data" / "lab_results.json").is_file()
+    assert (student_edition / "images").is_dir()
+    rope = nbformat.read(student_edition / "08_rope.ipynb", as_version=4)
+    text = "\n".join(cell.source for cell in rope.cells)
+    assert "../images/" not in text and "images/rope_rotation.svg" in text
+
+
+def test_one_chapter_can_be_handed_out(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "posenc.student", str(ROOT / "chapters" / "08_rope.ipynb"), str(tmp_path / "out")],
+        capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["08_rope.ipynb", "images"]
+    assert not list((tmp_path / "out").glob(".*"))  # no temporary file left behind
+
+
+@pytest.mark.parametrize("argument", ["missing.ipynb", "README.md", "not-there/"])
+def test_a_bad_path_is_one_line_on_stderr(argument, tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "posenc.student", argument, str(tmp_path / "out")],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and argument.rstrip("/") in result.stderr
+    too_many = subprocess.run([sys.executable, "-m", "posenc.student", "a", "b", "c"], capture_output=True, text=True)
+    assert too_many.returncode == 2 and "usage" in too_many.stderr
+
+
+def _release(notebook):
+    """What nbgrader's release (ClearSolutions) makes of a source notebook, re-implemented for the test."""
+    cells = []
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        source = cell.source
+        if meta.get("solution"):
+            if cell.cell_type == "code":
+                out, inside = [], False
+                for line in source.splitlines():
+                    if "### BEGIN SOLUTION" in line:
+                        inside = True
+                        indent = line[: len(line) - len(line.lstrip())]
+                        out += [f"{indent}# YOUR CODE HERE", f"{indent}raise NotImplementedError()"]
+                    elif "### END SOLUTION" in line:
+                        inside = False
+                    elif not inside:
+                        out.append(line)
+                source = "\n".join(out)
+            else:
+                source = "YOUR ANSWER HERE"
+        cells.append(source)
+    return "\n".join(cells)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.name for p in CHAPTERS])
+def test_the_nbgrader_export_leaks_no_solution(path):
+    from posenc.course.editions import nbgrader_notebook
+
+    book = nbformat.read(path, as_version=4)
+    source = nbgrader_notebook(book)
+    released = _release(source)
+    for line in solution_lines(book):
+        assert line not in released, f"{path.name}: solution line survives: {line}"
+    assert "{solution" not in released
+    # every solution line of the book that is in the source version sits inside a marked region
+    ids = [c.metadata["nbgrader"]["grade_id"] for c in source.cells if "nbgrader" in c.metadata]
+    assert len(ids) == len(set(ids))
+    for cell in source.cells:
+        meta = cell.metadata.get("nbgrader")
+        if "### BEGIN SOLUTION" in cell.source:
+            assert meta and meta["solution"] and cell.cell_type == "code"
+        if meta and meta["grade"]:
+            assert meta["points"] > 0
+    for cell in book.cells:  # the prose of every solution is gone from the source version too
+        if cell.cell_type == "markdown" and "{solution-start}" in cell.source:
+            assert cell.source not in [c.source for c in source.cells]
+
+
+def test_the_teacher_edition_has_points_and_rubrics(tmp_path):
+    from posenc.course.editions import write_teacher_edition
+
+    write_teacher_edition(ROOT / "chapters" / "05_similarity_matrices.ipynb", tmp_path)
+    notebook = nbformat.read(tmp_path / "05_similarity_matrices.ipynb", as_version=4)
+    notes = [c.source for c in notebook.cells if "teacher-note" in c.metadata.get("tags", [])]
+    assert len(notes) == 3 and "4 points" in notes[0] and "Rubric" in notes[1]
+    assert "def my_similarity_by_offset" in "\n".join(c.source for c in notebook.cells)
+    assert "| ex-ch05-one-pair | prediction | 2 |" in (tmp_path / "points.md").read_text()

@@ -13,17 +13,28 @@ output dtype), one module per family:
 * ``posenc.nn``: PyTorch modules (imported on demand: ``import posenc.nn``).
 """
 
-from .absolute import binary, integer_encoding, normalized_encoding, sinusoidal, sinusoidal_at, sinusoidal_frequencies
+from .absolute import (
+    binary,
+    integer_encoding,
+    normalized_code_collisions,
+    normalized_encoding,
+    sinusoidal,
+    sinusoidal_at,
+    sinusoidal_frequencies,
+    sinusoidal_variant,
+)
 from .analysis import (
     angle_rounding_error,
     critical_dimension,
     effective_scale,
     linear_shift_fit,
     offset_matrix,
+    principal_components,
     rope_decay_bound,
     rope_score_matrix,
     rope_scores,
     rotations_within_context,
+    score_terms,
     similarity,
     similarity_by_offset,
     unseen_angle_distance,
@@ -45,24 +56,39 @@ from .biases import (
     t5_bucket_matrix,
     t5_relative_bucket,
 )
+from .config import attention_temperature_scale, from_config, logn_attention_scale
+from .models import MODELS
+from .multimodal import (
+    apply_axial_rope,
+    apply_mrope,
+    axial_rope_angles,
+    mrope_angles,
+    mrope_pair_axes,
+    mrope_position_ids,
+)
+from .papers import interpolate_at_length, load_paper_results, perplexity_from_bits, relative_to_length
 from .rope import (
     LAYOUTS,
     apply_rope,
     apply_rope_complex,
     interleaved_to_half_permutation,
+    p_rope_inv_freq,
     rope_angles,
     rope_cos_sin,
     rope_inv_freq,
 )
 from .scaling import (
     SCALING_METHODS,
+    dynamic_ntk_cached_keys,
     dynamic_ntk_factor,
+    longrope_attention_factor,
     ntk_scaled_base,
     scaled_inv_freq,
     yarn_attention_factor,
     yarn_correction_dim,
     yarn_correction_range,
     yarn_ramp,
+    yarn_softmax_scale_multiplier,
 )
 
 __version__ = "0.1.0"
@@ -74,6 +100,8 @@ __all__ = [
     "sinusoidal",
     "sinusoidal_at",
     "sinusoidal_frequencies",
+    "sinusoidal_variant",
+    "normalized_code_collisions",
     "binary",
     # rope
     "LAYOUTS",
@@ -83,15 +111,26 @@ __all__ = [
     "apply_rope",
     "apply_rope_complex",
     "interleaved_to_half_permutation",
+    "p_rope_inv_freq",
+    # multimodal rope
+    "mrope_pair_axes",
+    "mrope_angles",
+    "apply_mrope",
+    "mrope_position_ids",
+    "axial_rope_angles",
+    "apply_axial_rope",
     # scaling
     "SCALING_METHODS",
     "scaled_inv_freq",
     "ntk_scaled_base",
     "dynamic_ntk_factor",
+    "dynamic_ntk_cached_keys",
     "yarn_attention_factor",
     "yarn_correction_dim",
     "yarn_correction_range",
     "yarn_ramp",
+    "yarn_softmax_scale_multiplier",
+    "longrope_attention_factor",
     # biases
     "relative_positions",
     "alibi_slopes",
@@ -111,8 +150,20 @@ __all__ = [
     "rope_scores",
     "rope_score_matrix",
     "linear_shift_fit",
+    "score_terms",
+    "principal_components",
     "unseen_angle_distance",
     "angle_rounding_error",
+    # config and models
+    "from_config",
+    "logn_attention_scale",
+    "attention_temperature_scale",
+    "MODELS",
+    # quoted results (chapter 15)
+    "load_paper_results",
+    "interpolate_at_length",
+    "relative_to_length",
+    "perplexity_from_bits",
     # attention
     "softmax",
     "attention_weights",

@@ -119,7 +119,10 @@ def as_real_array(
     """
     if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
         value = value.detach().cpu().numpy()
-    array = np.asarray(value)
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError) as error:  # ragged nested lists
+        raise ValueError(f"{name} must be a rectangular array of numbers, got {_show(value)}") from error
     if array.dtype == object or array.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be an array of real numbers, got dtype {array.dtype} from {_show(value)}")
     if array.dtype.kind == "b":

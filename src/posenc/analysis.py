@@ -15,9 +15,11 @@ __all__ = [
     "critical_dimension",
     "effective_scale",
     "offset_matrix",
+    "principal_components",
     "rope_decay_bound",
     "rope_scores",
     "rotations_within_context",
+    "score_terms",
     "similarity",
     "wavelengths",
 ]
@@ -26,9 +28,9 @@ __all__ = [
 def similarity(table, normalize: bool = False) -> np.ndarray:
     """Dot products of every pair of rows, ``table @ table.T``; cosine similarities if ``normalize``.
 
-    For the sinusoidal table, entry ``[p, q]`` is ``sum_i cos((p - q) omega_i)``: it
-    depends on ``p - q`` only (a Toeplitz matrix) and is symmetric, so it cannot
-    tell "before" from "after".
+    For the sinusoidal table, entry ``[m, n]`` is ``s(m, n) = sum_i cos((n - m) theta_i)``: it
+    depends on ``n - m`` only (a Toeplitz matrix) and is symmetric, so the plain dot
+    product cannot tell "before" from "after".
 
     Returns a float64 array of shape ``(n, n)``.
     """
@@ -75,8 +77,8 @@ def offset_matrix(k: float, d_model: int, base: float = 10000.0) -> np.ndarray:
     d_model = check_int("d_model", d_model, minimum=2)
     if d_model % 2:
         raise ValueError(
-            f"d_model must be even for offset_matrix, got {d_model}: the last column of an odd-width "
-            "table is a sine with no cosine partner, and sin(w(p + k)) is not a fixed linear function of sin(w p)"
+            f"d_model must be even for offset_matrix, got {d_model}: the last column of an odd-width table "
+            "is a sine with no cosine partner, and sin(theta (p + k)) is not a fixed linear function of sin(theta p)"
         )
     angles = k * sinusoidal_frequencies(d_model, base)
     matrix = np.zeros((d_model, d_model))
@@ -212,6 +214,85 @@ def linear_shift_fit(table, k: int) -> tuple[np.ndarray, float]:
     return solution.T, float(np.max(np.abs(source @ solution - target)))
 
 
+SCORE_TERMS = ("token, token", "token, position", "position, token", "position, position")
+
+
+def score_terms(tokens, positions, a, combine: str = "add") -> np.ndarray:
+    """The attention scores of every query ``m`` and key ``n``, split into four terms by where they come from.
+
+    ``tokens`` holds the token vectors ``x_m`` as rows (shape ``(n, d_x)``), ``positions`` the
+    position codes ``PE(m)`` as rows (``(n, d_p)``), and ``a`` is ``A = W_Q^T W_K``, so that the
+    score before the ``1/sqrt(d)`` scaling is ``u_m^T A u_n`` for the combined input ``u``:
+
+    * ``combine="add"``: ``u_m = x_m + PE(m)`` (``d_x == d_p``, ``a`` is ``(d, d)``). The terms are
+      ``x_m^T A x_n``, ``x_m^T A PE(n)``, ``PE(m)^T A x_n`` and ``PE(m)^T A PE(n)``: one matrix
+      ``A`` serves all four (the "mixed correlations" of Ke, He and Liu 2021, "Rethinking
+      Positional Encoding in Language Pre-training", introduction).
+    * ``combine="concat"``: ``u_m = [x_m; PE(m)]`` (``a`` is ``(d_x + d_p, d_x + d_p)``). ``A`` splits
+      into blocks ``[[A_xx, A_xp], [A_px, A_pp]]`` and the terms are ``x_m^T A_xx x_n``,
+      ``x_m^T A_xp PE(n)``, ``PE(m)^T A_px x_n`` and ``PE(m)^T A_pp PE(n)``: four independent
+      blocks. The mixed terms vanish exactly when ``A_xp`` and ``A_px`` are zero.
+
+    Returns a float64 array of shape ``(4, n, n)`` in the order of ``SCORE_TERMS`` (token-token,
+    token-position, position-token, position-position); its sum over the first axis is the
+    score matrix ``U A U^T`` of the combined input.
+    """
+    combine = check_choice("combine", combine, ("add", "concat"))
+    tokens = as_real_array("tokens", tokens, ndim=2)
+    positions = as_real_array("positions", positions, ndim=2)
+    a = as_real_array("a", a, ndim=2)
+    if tokens.shape[0] != positions.shape[0]:
+        raise ValueError(
+            f"tokens and positions must have one row per position each, got {tokens.shape[0]} and {positions.shape[0]}"
+        )
+    d_x, d_p = tokens.shape[1], positions.shape[1]
+    if combine == "add":
+        if d_x != d_p:
+            raise ValueError(f"combine='add' needs tokens and positions of the same width, got {d_x} and {d_p}")
+        if a.shape != (d_x, d_x):
+            raise ValueError(f"a must have shape ({d_x}, {d_x}) for combine='add', got {a.shape}")
+        blocks = (a, a, a, a)
+    else:
+        width = d_x + d_p
+        if a.shape != (width, width):
+            raise ValueError(
+                f"a must have shape ({width}, {width}) for combine='concat' ({d_x} + {d_p}), got {a.shape}"
+            )
+        blocks = (a[:d_x, :d_x], a[:d_x, d_x:], a[d_x:, :d_x], a[d_x:, d_x:])
+    pairs = ((tokens, tokens), (tokens, positions), (positions, tokens), (positions, positions))
+    return np.stack([left @ block @ right.T for (left, right), block in zip(pairs, blocks, strict=True)])
+
+
+def principal_components(table, n_components: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Principal component analysis of the rows of a table (one row per position).
+
+    The rows are centred (the mean row subtracted) and decomposed by the singular value
+    decomposition ``table - mean = U S V^T``. Component ``j`` is the direction ``V[:, j]``; the
+    position ``p`` has the coordinate ``(U S)[p, j]`` along it, and the component explains the
+    share ``S_j^2 / sum(S^2)`` of the total variance (the usual PCA by singular value
+    decomposition). Signs of components are arbitrary; here each is flipped so that its
+    coordinate at the first position is <= 0, which makes repeated runs comparable.
+
+    Returns ``(coordinates, explained, directions)``: float64 arrays of shapes ``(n, c)``, ``(c,)``
+    and ``(c, width)`` with ``c = n_components`` (default: ``min(n, width)``), components in order
+    of decreasing variance.
+    """
+    table = as_real_array("table", table, ndim=2)
+    n, width = table.shape
+    if n < 2:
+        raise ValueError(f"table must have at least 2 rows to have a variance, got {n}")
+    most = min(n, width)
+    c = most if n_components is None else check_int("n_components", n_components, minimum=1, maximum=most)
+    centred = table - table.mean(axis=0)
+    u, s, vt = np.linalg.svd(centred, full_matrices=False)
+    total = np.sum(s**2)
+    if total == 0:
+        raise ValueError("table has no variance: every row is the same")
+    sign = np.where(u[0] > 0, -1.0, 1.0)
+    u, vt = u * sign, vt * sign[:, None]
+    return (u * s)[:, :c], (s**2 / total)[:c], vt[:c]
+
+
 def unseen_angle_distance(inv_freq, context_length: int, positions) -> np.ndarray:
     """For each pair: how far (radians) the angles at ``positions`` get from every angle seen within ``L``.
 
@@ -223,7 +304,7 @@ def unseen_angle_distance(inv_freq, context_length: int, positions) -> np.ndarra
 
     Returns a float64 array of shape ``(len(inv_freq),)``.
     """
-    inv_freq = _check_positive_freq(inv_freq)
+    inv_freq = _check_positive_freq(as_real_array("inv_freq", inv_freq, ndim=1))
     context_length = check_int("context_length", context_length, minimum=1)
     positions = as_real_array("positions", positions, ndim=1)
     two_pi = 2 * np.pi

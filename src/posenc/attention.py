@@ -26,15 +26,20 @@ def softmax(logits, axis: int = -1) -> np.ndarray:
     Subtracting the row's maximum first keeps ``exp`` from overflowing on large scores
     (it changes nothing else: the factor ``exp(-max z)`` cancels).
     """
-    z = np.asarray(logits.detach().cpu().numpy() if hasattr(logits, "detach") else logits)
-    if z.dtype == object or z.dtype.kind not in "iuf":
-        raise TypeError(f"logits must be an array of real numbers, got dtype {z.dtype} from {_show(logits)}")
-    z = z.astype(np.float64)
+    if isinstance(logits, np.ndarray | list | tuple) or hasattr(logits, "detach"):
+        try:
+            z = as_real_array("logits", logits, allow_neg_inf=True)
+        except ValueError as error:
+            if "finite" not in str(error):
+                raise
+            raise ValueError("logits must not contain NaN or +inf (-inf marks a masked entry)") from None
+    else:
+        raise TypeError(f"logits must be an array of real numbers, got {_show(logits)} of type {type(logits).__name__}")
     if z.ndim == 0:
         raise ValueError("logits must have at least one dimension (a row of scores), got a scalar")
     axis = check_int("axis", axis, minimum=-z.ndim, maximum=z.ndim - 1)
-    if np.any(np.isnan(z)) or np.any(np.isposinf(z)):
-        raise ValueError("logits must not contain NaN or +inf (-inf marks a masked entry)")
+    if z.size == 0:  # nothing to normalise: an empty result, as for any empty input
+        return z
     top = np.max(z, axis=axis, keepdims=True)
     if np.any(np.isneginf(top)):
         raise ValueError("every row of logits is masked (-inf everywhere): nothing to attend to")

@@ -1,7 +1,8 @@
 """Relative schemes that act on the attention scores, not on the token vectors.
 
-Index convention everywhere: ``[i, j]`` is query position ``i`` attending to key
-position ``j``, and the relative position is ``j - i`` (negative for keys in the past).
+Index convention everywhere (the book's notation page): ``[m, n]`` is the query at
+position ``m`` attending to the key at position ``n``, and the relative position is
+``r = n - m`` (negative for keys in the past; the distance back is ``m - n = -r``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import math
 
 import numpy as np
 
-from ._validation import as_real_array, check_int
+from ._validation import as_real_array, check_bool, check_int
 
 __all__ = [
     "alibi_bias",
@@ -23,7 +24,7 @@ __all__ = [
 
 
 def relative_positions(n_positions: int) -> np.ndarray:
-    """The ``(n, n)`` int64 matrix of offsets ``j - i`` (key minus query)."""
+    """The ``(n_positions, n_positions)`` int64 matrix of relative positions ``r = n - m`` (key minus query)."""
     n_positions = check_int("n_positions", n_positions, minimum=0)
     positions = np.arange(n_positions, dtype=np.int64)
     return positions[None, :] - positions[:, None]
@@ -52,23 +53,33 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     return np.asarray(slopes, dtype=np.float64)
 
 
-def alibi_bias(n_positions: int, n_heads: int) -> np.ndarray:
-    """ALiBi biases added to the attention logits: ``[h, i, j] = -slope_h * (i - j)`` for ``j <= i``.
+def alibi_bias(n_positions: int, n_heads: int, bidirectional: bool = False) -> np.ndarray:
+    """ALiBi biases added to the attention logits: ``[h, m, n] = -mu_h * (m - n)`` for ``n <= m``.
 
     Press et al. 2022, eq. in section 3: the penalty grows linearly with how far back
-    the key is. Entries for future keys (``j > i``) are 0: hiding them is the causal
-    mask's job, and a bias that never touches them cannot fight the mask.
+    the key is; ``mu_h`` is head ``h``'s slope (the paper's ``m``). Entries for future keys
+    (``n > m``) are 0: hiding them is the causal mask's job, and a bias that never touches
+    them cannot fight the mask.
+
+    ``bidirectional=True`` gives the form for encoders (no causal mask), symmetric in the
+    two directions: ``[h, m, n] = -mu_h * |m - n|`` everywhere, as the ALiBi authors
+    prescribe for encoder attention (ofirpress/attention_with_linear_biases, issue 5:
+    ``relative_position = abs(memory_position - context_position)``) and as MosaicML's
+    ``build_alibi_bias(..., full=True)`` computes it (llm-foundry,
+    ``llmfoundry/models/layers/attention.py``). On and below the diagonal the two forms agree.
 
     Returns a float64 array of shape ``(n_heads, n_positions, n_positions)``.
     """
     slopes = alibi_slopes(n_heads)
-    distance = -relative_positions(n_positions)  # i - j
+    distance = -relative_positions(n_positions)  # m - n
+    if check_bool("bidirectional", bidirectional):
+        return -slopes[:, None, None] * np.abs(distance).astype(np.float64)[None, :, :]
     past = np.where(distance >= 0, distance, 0).astype(np.float64)
     return -slopes[:, None, None] * past[None, :, :]
 
 
 def t5_relative_bucket(relative_position, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128):
-    """T5's bucket index for each relative position ``j - i`` (Raffel et al. 2020, section 2.1).
+    """T5's bucket index for each relative position ``r = n - m`` (Raffel et al. 2020, section 2.1).
 
     Half the buckets (of each direction, when ``bidirectional``) hold one exact
     offset each (0, 1, 2, ...); the rest cover offsets up to ``max_distance`` in
@@ -102,17 +113,21 @@ def t5_relative_bucket(relative_position, bidirectional: bool = True, num_bucket
 def t5_bucket_matrix(
     n_positions: int, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
 ) -> np.ndarray:
-    """The ``(n, n)`` matrix of T5 buckets for query ``i`` and key ``j`` (see :func:`posenc.t5_relative_bucket`)."""
+    """The ``(n_positions, n_positions)`` matrix of T5 buckets for query ``m`` and key ``n``.
+
+    See :func:`posenc.t5_relative_bucket`.
+    """
     return t5_relative_bucket(relative_positions(n_positions), bidirectional, num_buckets, max_distance)
 
 
 def shaw_relative_indices(n_positions: int, max_relative_position: int) -> np.ndarray:
-    """Shaw et al.'s clipped relative indices: ``clip(j - i, -k, k) + k`` (Shaw, Uszkoreit, Vaswani 2018, section 3.2).
+    """Shaw et al.'s clipped relative indices: ``clip(n - m, -c, c) + c`` (Shaw, Uszkoreit, Vaswani 2018, section 3.2).
 
-    Each entry indexes one of ``2k + 1`` learned vectors; every key more than ``k``
-    positions away shares the vector of distance ``k`` in its direction.
+    ``c = max_relative_position`` is the clipping distance (the paper's ``k``). Each
+    entry indexes one of ``2c + 1`` learned vectors; every key more than ``c`` positions
+    away shares the vector of distance ``c`` in its direction.
 
-    Returns an int64 array of shape ``(n_positions, n_positions)`` with values in ``[0, 2k]``.
+    Returns an int64 array of shape ``(n_positions, n_positions)`` with values in ``[0, 2c]``.
     """
-    k = check_int("max_relative_position", max_relative_position, minimum=1)
-    return np.clip(relative_positions(n_positions), -k, k) + k
+    c = check_int("max_relative_position", max_relative_position, minimum=1)
+    return np.clip(relative_positions(n_positions), -c, c) + c

@@ -18,6 +18,9 @@ def glue(name: str, value, display: bool = False):
         raise TypeError(f"name must be a string such as 'ch04-max-error', got {name!r} of type {type(name).__name__}")
     if not name.strip():
         raise ValueError(f"name must be a non-empty string such as 'ch04-max-error', got {name!r}")
+    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
+        # a NumPy scalar: its text form "np.float64(0.5)" cannot take a format spec such as :.3f
+        value = value.item()
     try:
         from myst_nb import glue as myst_glue
     except ImportError:  # no myst-nb: nothing can quote the value, so only show it if asked

@@ -28,6 +28,7 @@ __all__ = [
     "apply_rope",
     "apply_rope_complex",
     "interleaved_to_half_permutation",
+    "p_rope_inv_freq",
     "rope_angles",
     "rope_cos_sin",
     "rope_inv_freq",
@@ -53,6 +54,40 @@ def rope_inv_freq(head_dim: int, base: float = 10000.0) -> np.ndarray:
     head_dim = check_even_int("head_dim", head_dim)
     base = check_base(base)
     return base ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
+
+
+def p_rope_inv_freq(head_dim: int, base: float = 10000.0, p: float = 1.0) -> np.ndarray:
+    """p-RoPE: RoPE's speeds with only the fastest fraction ``p`` of the pairs kept, the rest set to 0.
+
+    Barbero et al. 2024, "Round and Round We Go! What makes Rotary Positional Encodings
+    useful?" (arXiv 2410.06205): Gemma 7B uses RoPE's lowest frequencies mostly for what
+    the authors suspect is semantic information, so p-RoPE removes the slowest fraction
+    ``1 - p`` of them. The paper's pseudocode (``apply_p_rope``, with ``p`` named
+    ``rope_percentage``) rotates ``rope_angles = int(p * head_dim // 2)`` pairs, i.e.
+    ``floor(p * head_dim / 2)``, and leaves the other ``head_dim // 2 - rope_angles``
+    unrotated. Google DeepMind's Gemma code (``gemma/gm/math/_positional_embeddings.py``,
+    ``apply_rope(rope_proportion=...)``, which pads their timescales with infinity) and
+    ``transformers``' rope type "proportional" (``modeling_rope_utils``) compute::
+
+        inv_freq[j] = base ** (-2j / head_dim)   for j <  int(p * head_dim // 2)
+        inv_freq[j] = 0                          for j >= int(p * head_dim // 2)
+
+    The kept speeds are exactly those of :func:`posenc.rope_inv_freq` (the exponent keeps
+    ``head_dim``, unlike partial RoPE's ``rotary_dim``), and the result has ``head_dim // 2``
+    entries, for :func:`posenc.apply_rope` with every dimension: a pair with speed 0 never
+    turns. ``p = 1`` is RoPE, ``p = 0`` is NoPE (all zeros).
+
+    Returns a float64 array of shape ``(head_dim // 2,)``.
+    """
+    head_dim = check_even_int("head_dim", head_dim)
+    base = check_base(base)
+    p = check_real("p", p, minimum=0.0)
+    if p > 1:
+        raise ValueError(f"p must be between 0 and 1 (the fraction of pairs that rotate), got {p}")
+    kept = int(p * head_dim // 2)
+    inv_freq = rope_inv_freq(head_dim, base)
+    inv_freq[kept:] = 0.0
+    return inv_freq
 
 
 def _check_inv_freq(inv_freq) -> np.ndarray:
@@ -89,15 +124,18 @@ def rope_cos_sin(positions, inv_freq, attention_factor: float = 1.0) -> tuple[np
     return attention_factor * np.cos(angles), attention_factor * np.sin(angles)
 
 
-def _check_x_against(x, n_positions: int, n_pairs: int) -> None:
+def _check_x_against(x, n_positions: int, n_pairs: int, rotary_dim: int | None = None) -> None:
     shape = tuple(x.shape)
     if len(shape) < 2:
         raise ValueError(f"x must have shape (..., seq, head_dim), got shape {shape}")
-    if shape[-1] != 2 * n_pairs:
+    if rotary_dim is None and shape[-1] != 2 * n_pairs:
         raise ValueError(
             f"x has head_dim={shape[-1]} (its last axis) but inv_freq has {n_pairs} frequencies; "
-            f"RoPE needs head_dim == 2 * len(inv_freq) = {2 * n_pairs}"
+            f"RoPE needs head_dim == 2 * len(inv_freq) = {2 * n_pairs} (for partial RoPE, which rotates only "
+            f"the first dimensions of each head, pass rotary_dim={2 * n_pairs})"
         )
+    if rotary_dim is not None and shape[-1] < rotary_dim:
+        raise ValueError(f"rotary_dim={rotary_dim} must be <= head_dim, the last axis of x, got x of shape {shape}")
     if shape[-2] != n_positions:
         raise ValueError(
             f"x has seq={shape[-2]} positions (its second-to-last axis) but positions has "
@@ -105,7 +143,49 @@ def _check_x_against(x, n_positions: int, n_pairs: int) -> None:
         )
 
 
-def apply_rope(x, positions, inv_freq, layout: str = "half", attention_factor: float = 1.0):
+def _check_rope_input(x, positions, n_pairs: int, rotary_dim) -> tuple[np.ndarray, int]:
+    """Validate ``x`` against ``positions`` (``(seq,)`` or ``(batch, seq)``) and ``rotary_dim``.
+
+    Returns the positions (float64) and the number of dimensions that rotate.
+    """
+    if rotary_dim is not None:
+        rotary_dim = check_even_int("rotary_dim", rotary_dim)
+        if rotary_dim != 2 * n_pairs:
+            raise ValueError(
+                f"rotary_dim must be 2 * len(inv_freq) = {2 * n_pairs} (one frequency per rotated pair), "
+                f"got rotary_dim={rotary_dim}"
+            )
+    positions = as_real_array("positions", positions)
+    if positions.ndim not in (1, 2):
+        raise ValueError(
+            f"positions must be 1-dimensional (seq,) or 2-dimensional (batch, seq), got shape {positions.shape}"
+        )
+    if positions.ndim == 2:
+        shape = tuple(x.shape)
+        if len(shape) < 3:
+            raise ValueError(
+                f"positions of shape (batch, seq) = {positions.shape} need x of shape (batch, heads, seq, "
+                f"head_dim) or (batch, seq, head_dim), got x of shape {shape}"
+            )
+        if positions.shape[0] not in (1, shape[0]):
+            raise ValueError(
+                f"positions has batch {positions.shape[0]} (its first axis) but x has batch {shape[0]} (its "
+                "first axis); they must match, or positions must have batch 1"
+            )
+    _check_x_against(x, positions.shape[-1], n_pairs, rotary_dim)
+    return positions, 2 * n_pairs
+
+
+def _broadcast_table(table, ndim: int):
+    """Reshape a ``(batch, seq, pairs)`` table to ``(batch, 1, ..., 1, seq, pairs)`` for an ``ndim``-axis ``x``."""
+    if table.ndim == 2:
+        return table
+    return table.reshape((table.shape[0],) + (1,) * (ndim - 3) + tuple(table.shape[1:]))
+
+
+def apply_rope(
+    x, positions, inv_freq, layout: str = "half", attention_factor: float = 1.0, *, rotary_dim: int | None = None
+):
     """Rotate every pair of ``x`` by ``position * inv_freq``; the RoPE of RoFormer eq. 34.
 
     For pair ``j`` with coordinates ``(a, b)`` at position ``p`` and angle
@@ -120,33 +200,56 @@ def apply_rope(x, positions, inv_freq, layout: str = "half", attention_factor: f
     Parameters
     ----------
     x : numpy.ndarray or torch.Tensor
-        Queries or keys, shape ``(..., seq, head_dim)``, a floating dtype.
-    positions : array-like of shape ``(seq,)``
+        Queries or keys, shape ``(..., seq, head_dim)``, a floating dtype. With 2-D
+        positions, ``(batch, heads, seq, head_dim)`` or ``(batch, seq, head_dim)``: the
+        first axis is the batch.
+    positions : array-like of shape ``(seq,)`` or ``(batch, seq)``
         The position of each row; integers, or fractions for interpolated positions.
-    inv_freq : array-like of shape ``(head_dim // 2,)``
-        From :func:`posenc.rope_inv_freq` or :func:`posenc.scaled_inv_freq`.
+        A ``(batch, seq)`` array gives each sequence of the batch its own positions, as
+        the ``position_ids`` that ``transformers`` passes (left padding, packed
+        sequences); batch 1 applies to every sequence.
+    inv_freq : array-like of shape ``(head_dim // 2,)``, or ``(rotary_dim // 2,)``
+        From :func:`posenc.rope_inv_freq`, :func:`posenc.p_rope_inv_freq` or
+        :func:`posenc.scaled_inv_freq`.
     layout : {"half", "interleaved"}
     attention_factor : float
         Multiplies cos and sin (1 except for YaRN).
+    rotary_dim : int, optional
+        Partial RoPE: only the first ``rotary_dim`` dimensions of each head rotate (in
+        the chosen layout *within* them: "half" pairs ``(j, j + rotary_dim/2)``,
+        "interleaved" pairs ``(2j, 2j + 1)``) and the other ``head_dim - rotary_dim`` pass
+        through unchanged, as GPT-NeoX (``rotary_pct``), GPT-J, Phi-2 and GLM do
+        (``transformers``' ``modeling_gpt_neox.apply_rotary_pos_emb`` slices
+        ``q[..., :rotary_dim]``). It must equal ``2 * len(inv_freq)``; such models use
+        ``inv_freq = rope_inv_freq(rotary_dim, base)``, the speeds spread over the rotated
+        dimensions only. ``None`` (default): every dimension rotates, and an ``x`` whose
+        ``head_dim`` is not ``2 * len(inv_freq)`` is an error.
 
     Returns
     -------
     Same type, shape and dtype as ``x``. Angles are formed in float64; float16 and
-    bfloat16 inputs are rotated in float32 and rounded once at the end.
+    bfloat16 inputs are rotated in float32 and rounded once at the end. A large float32
+    or float64 CPU tensor comes back in memory allocated by NumPy (huge pages: faster to
+    fill), an ordinary tensor except that it cannot be resized in place.
     """
     layout = check_choice("layout", layout, LAYOUTS)
     inv_freq = _check_inv_freq(inv_freq)
-    positions = as_real_array("positions", positions, ndim=1)
     if not (_is_torch(x) or isinstance(x, np.ndarray)):
         raise TypeError(f"x must be a numpy.ndarray or torch.Tensor, got {type(x).__name__}")
-    _check_x_against(x, positions.size, inv_freq.size)
+    positions, rotated = _check_rope_input(x, positions, inv_freq.size, rotary_dim)
     attention_factor = check_real("attention_factor", attention_factor, positive=True)
     if _is_torch(x):
         from ._rope_torch import rotate_torch
 
         return rotate_torch(x, positions, inv_freq, attention_factor, layout)
-    cos, sin = rope_cos_sin(positions, inv_freq, attention_factor)
-    return _rotate_numpy(x, cos, sin, layout)
+    angles = positions[..., None] * inv_freq
+    cos, sin = attention_factor * np.cos(angles), attention_factor * np.sin(angles)
+    cos, sin = _broadcast_table(cos, x.ndim), _broadcast_table(sin, x.ndim)
+    if rotated == x.shape[-1]:
+        return _rotate_numpy(x, cos, sin, layout)
+    out = np.array(x, copy=True)
+    out[..., :rotated] = _rotate_numpy(x[..., :rotated], cos, sin, layout)
+    return out
 
 
 def _rotate_numpy(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, layout: str) -> np.ndarray:
@@ -162,7 +265,8 @@ def _rotate_numpy(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, layout: str) 
         out = np.concatenate((a * cos - b * sin, a * sin + b * cos), axis=-1)
     else:
         a, b = xw[..., 0::2], xw[..., 1::2]
-        out = np.empty(xw.shape, dtype=work)
+        rows = np.broadcast_shapes((*xw.shape[:-1], half), cos.shape)[:-1]
+        out = np.empty((*rows, 2 * half), dtype=work)
         out[..., 0::2] = a * cos - b * sin
         out[..., 1::2] = a * sin + b * cos
     return out.astype(x.dtype, copy=False)
@@ -179,9 +283,14 @@ def apply_rope_complex(x, positions, inv_freq, attention_factor: float = 1.0) ->
 
     Returns a float array of the same shape as ``x`` (float64 unless ``x`` is float32).
     """
-    x = np.asarray(x.detach().cpu().numpy() if _is_torch(x) else x)
+    try:
+        x = np.asarray(x.detach().cpu().numpy() if _is_torch(x) else x)
+    except (ValueError, TypeError) as error:  # ragged nested lists
+        raise ValueError(f"x must be a rectangular array of shape (..., seq, head_dim), got {x!r:.60}") from error
     if not np.issubdtype(x.dtype, np.floating):
         raise TypeError(f"x must have a floating dtype, got {x.dtype}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("x must be finite, got NaN or infinite entries")
     inv_freq = _check_inv_freq(inv_freq)
     positions = as_real_array("positions", positions, ndim=1)
     _check_x_against(x, positions.size, inv_freq.size)

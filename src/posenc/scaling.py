@@ -21,17 +21,28 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._validation import check_base, check_choice, check_even_int, check_greater, check_int, check_real
-from .rope import rope_inv_freq
+from ._validation import (
+    as_real_array,
+    check_base,
+    check_choice,
+    check_even_int,
+    check_int,
+    check_real,
+)
+from .rope import LAYOUTS, _rotate_numpy, rope_inv_freq
 
 __all__ = [
     "SCALING_METHODS",
     "default_scaling",
+    "dynamic_ntk_cached_keys",
     "dynamic_ntk_scaling",
     "linear_scaling",
     "llama3_scaling",
+    "longrope_attention_factor",
+    "longrope_scaling",
     "ntk_scaled_base",
     "ntk_scaling",
+    "proportional_scaling",
     "scaled_inv_freq",
     "scaling_method",
     "yarn_attention_factor",
@@ -39,6 +50,7 @@ __all__ = [
     "yarn_correction_range",
     "yarn_ramp",
     "yarn_scaling",
+    "yarn_softmax_scale_multiplier",
 ]
 
 ScalingFunction = Callable[..., "tuple[np.ndarray, float]"]
@@ -159,30 +171,110 @@ def dynamic_ntk_scaling(head_dim, base, factor, original_max_position_embeddings
     return rope_inv_freq(head_dim, scaled_base), 1.0
 
 
+def dynamic_ntk_cached_keys(
+    keys, base=10000.0, factor=1.0, original_max_position_embeddings=2048, prefill_len=1, layout="half"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Keys as a KV cache holds them under dynamic NTK, and their angle error against the current speeds.
+
+    ``keys`` (shape ``(..., N, d)``) are the unrotated keys at positions ``n = 0 .. N-1``.
+    A cache that stores *rotated* keys, as ``transformers`` does (its Llama attention
+    applies RoPE, then calls ``past_key_values.update``), rotates each key once: a
+    prompt of ``prefill_len`` tokens is rotated in one pass at length ``prefill_len``;
+    every later key ``n`` at its decoding step, when the sequence has ``n + 1`` tokens.
+    So key ``n`` keeps the dynamic NTK speeds ``theta_i(c_n)`` of the length
+    ``c_n = max(n + 1, prefill_len)`` (``dynamic_ntk_scaling``), while the query at
+    position ``N - 1`` is rotated with ``theta_i(N)``. The YaRN paper (Peng et al. 2023,
+    section 3.3) notes that the keys should be cached *before* RoPE for this reason.
+
+    Returns ``(cached, error)``:
+
+    * ``cached``: the keys rotated by ``n * theta_i(c_n)``, same shape and dtype as ``keys``;
+    * ``error``: float64, shape ``(N, d/2)``: ``n * (theta_i(c_n) - theta_i(N))`` wrapped
+      to ``(-pi, pi]``, the angle by which the cached pair ``i`` of key ``n`` is ahead of
+      the same key rotated with the current speeds. ``cached`` equals that fresh key
+      turned by ``error``; it is 0 wherever ``c_n = N`` and everywhere while ``N <= L``.
+    """
+    if not isinstance(keys, np.ndarray):
+        raise TypeError(f"keys must be a numpy.ndarray of shape (..., N, head_dim), got {type(keys).__name__}")
+    if not np.issubdtype(keys.dtype, np.floating):
+        raise TypeError(f"keys must have a floating dtype, got {keys.dtype}")
+    if keys.ndim < 2:
+        raise ValueError(f"keys must have shape (..., N, head_dim), got shape {keys.shape}")
+    head_dim = check_even_int("head_dim (the last axis of keys)", keys.shape[-1], minimum=4)
+    n_keys = keys.shape[-2]
+    if n_keys < 1:
+        raise ValueError(f"keys must hold at least one position (axis -2), got shape {keys.shape}")
+    base = check_base(base)
+    factor = check_real("factor", factor, minimum=1.0)
+    length = check_int("original_max_position_embeddings", original_max_position_embeddings, minimum=1)
+    prefill_len = check_int("prefill_len", prefill_len, minimum=1, maximum=n_keys)
+    layout = check_choice("layout", layout, LAYOUTS)
+    positions = np.arange(n_keys, dtype=np.float64)
+    cached_at = np.maximum(np.arange(1, n_keys + 1), prefill_len)  # c_n, the length when key n was rotated
+    lengths = np.append(cached_at, n_keys).astype(np.float64)  # ... and the current length N
+    # the rule of dynamic_ntk_scaling (and dynamic_ntk_factor), for every length at once
+    effective = factor * np.maximum(lengths, length) / length - (factor - 1)
+    scaled_base = base * effective ** (head_dim / (head_dim - 2))
+    speeds = scaled_base[:, None] ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
+    angles = positions[:, None] * speeds[:-1]
+    error = positions[:, None] * (speeds[:-1] - speeds[-1])
+    error = np.angle(np.exp(1j * error))  # wrapped to (-pi, pi]
+    return _rotate_numpy(keys, np.cos(angles), np.sin(angles), layout), error
+
+
+def _yarn_mscale(factor: float, mscale: float = 1.0) -> float:
+    """``0.1 mscale ln s + 1``, or 1 when ``s <= 1`` (``get_mscale`` in transformers' and the YaRN code)."""
+    return 1.0 if factor <= 1 else 0.1 * mscale * math.log(factor) + 1.0
+
+
 def yarn_attention_factor(factor: float, mscale: float | None = None, mscale_all_dim: float | None = None) -> float:
     """YaRN's temperature ``sqrt(1/t) = 0.1 ln(s) + 1`` (Peng et al. 2023, section 3.4).
 
     It multiplies both cos and sin, hence both the rotated query and key, so the
-    attention logits scale by its square. With ``mscale`` and ``mscale_all_dim`` (the
-    DeepSeek variant) it is ``(0.1 mscale ln s + 1) / (0.1 mscale_all_dim ln s + 1)``.
-    Equal to 1 when ``s <= 1``. At ``s = 8``: 1.2079.
+    attention logits scale by its square. Equal to 1 when ``s <= 1``. At ``s = 8``: 1.2079.
+
+    The DeepSeek variant, with the rules of ``transformers`` (``_compute_yarn_parameters``
+    in ``modeling_rope_utils.py``): only when ``mscale`` and ``mscale_all_dim`` are both
+    given and both nonzero is it the ratio
+    ``(0.1 mscale ln s + 1) / (0.1 mscale_all_dim ln s + 1)`` (1 when ``mscale ==
+    mscale_all_dim``); otherwise (one of them None or 0, e.g. ``mscale_all_dim = 0``)
+    both are ignored and it is ``0.1 ln s + 1``, as above. Both must be >= 0.
+    DeepSeek-V2/V3 put the rest of the temperature on the softmax scale instead:
+    see :func:`posenc.yarn_softmax_scale_multiplier`.
     """
     factor = check_real("factor", factor, positive=True)
-
-    def get_mscale(scale: float, m: float = 1.0) -> float:
-        return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
-
-    if (mscale is None) != (mscale_all_dim is None):
-        raise ValueError(
-            f"mscale and mscale_all_dim must be given together, got mscale={mscale!r}, "
-            f"mscale_all_dim={mscale_all_dim!r}"
-        )
     if mscale is not None:
-        mscale = check_real("mscale", mscale)
-        mscale_all_dim = check_real("mscale_all_dim", mscale_all_dim)
-        if mscale and mscale_all_dim:
-            return get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim)
-    return get_mscale(factor)
+        mscale = check_real("mscale", mscale, minimum=0.0)
+    if mscale_all_dim is not None:
+        mscale_all_dim = check_real("mscale_all_dim", mscale_all_dim, minimum=0.0)
+    if mscale and mscale_all_dim:
+        return _yarn_mscale(factor, mscale) / _yarn_mscale(factor, mscale_all_dim)
+    return _yarn_mscale(factor)
+
+
+def yarn_softmax_scale_multiplier(factor: float, mscale: float = 1.0) -> float:
+    """What DeepSeek-V2/V3 multiply the softmax scale ``1/sqrt(d_qk)`` by: ``m ** 2``, ``m = 0.1 mscale ln s + 1``.
+
+    DeepSeek-V3, ``inference/model.py``, ``MLA.__init__``: ``softmax_scale = qk_head_dim ** -0.5``,
+    then, when ``max_seq_len > original_seq_len``, ``softmax_scale *= mscale * mscale`` with
+    ``mscale = 0.1 * args.mscale * ln(rope_factor) + 1``; apply it only when the model runs
+    past its original length, as that code does. ``m = 1`` when ``s <= 1``.
+
+    How it relates to the attention factor ``a`` (:func:`posenc.yarn_attention_factor`):
+    ``a`` multiplies cos and sin, so the rotated query and key are each ``a`` times longer
+    and their logits scale by ``a ** 2``. DeepSeek's own code puts no factor on cos/sin
+    (its ``precompute_freqs_cis`` returns unit complex numbers) and multiplies *all* logits,
+    the rotated and the non-rotated dimensions of MLA alike, by ``m ** 2``: with
+    ``mscale = 1`` that is YaRN's ``a ** 2``, moved from cos/sin to the softmax scale.
+    ``transformers`` (``yarn_apply_mscale`` in ``modeling_deepseek_v3.py``) multiplies the
+    softmax scale by this function of ``mscale_all_dim`` (when it is nonzero) and puts
+    ``a = m(mscale) / m(mscale_all_dim)`` on cos/sin: rotated logits scale by
+    ``m(mscale) ** 2``, the others by ``m(mscale_all_dim) ** 2``, which is DeepSeek's code
+    when ``mscale == mscale_all_dim``.
+    """
+    factor = check_real("factor", factor, positive=True)
+    mscale = check_real("mscale", mscale, minimum=0.0)
+    return _yarn_mscale(factor, mscale) ** 2
 
 
 def yarn_correction_dim(
@@ -194,6 +286,8 @@ def yarn_correction_dim(
     solving for ``i`` gives ``d ln(L / (2 pi r)) / (2 ln b)`` (YaRN paper, section 3.2).
     """
     num_rotations = check_real("num_rotations", num_rotations, positive=True)
+    head_dim = check_even_int("head_dim", head_dim)
+    base = check_base(base)
     length = check_int("original_max_position_embeddings", original_max_position_embeddings, minimum=1)
     return head_dim * math.log(length / (num_rotations * 2 * math.pi)) / (2 * math.log(base))
 
@@ -213,6 +307,8 @@ def yarn_correction_range(
     then clamped to ``[0, head_dim - 1]`` (``head_dim - 1``, not ``head_dim/2 - 1``:
     a quirk kept for agreement; it only matters when ``high`` passes the last pair).
     """
+    beta_fast = check_real("beta_fast", beta_fast, positive=True)
+    beta_slow = check_real("beta_slow", beta_slow, positive=True)
     low = yarn_correction_dim(beta_fast, head_dim, base, original_max_position_embeddings)
     high = yarn_correction_dim(beta_slow, head_dim, base, original_max_position_embeddings)
     if truncate:
@@ -235,13 +331,22 @@ def yarn_ramp(
     ``1 - ramp``: fast pairs (many turns within ``L``) are kept, slow pairs (fewer
     than ``beta_slow`` turns) are interpolated, and the ones between are blended.
 
+    ``beta_fast == beta_slow`` is allowed: then ``low == high`` before truncation, and
+    where they are still equal after it, ``high`` is raised by 0.001 as ``transformers`` and
+    the YaRN code (``linear_ramp_mask``) do to avoid dividing by zero: a step from keeping to
+    interpolating at that pair index. ``beta_fast < beta_slow`` is refused.
+
     Returns a float64 array of shape ``(head_dim // 2,)``.
     """
     head_dim = check_even_int("head_dim", head_dim)
     base = check_base(base)
     beta_fast = check_real("beta_fast", beta_fast, positive=True)
     beta_slow = check_real("beta_slow", beta_slow, positive=True)
-    check_greater("beta_fast", beta_fast, "beta_slow", beta_slow, "turns within the original context")
+    if beta_fast < beta_slow:
+        raise ValueError(
+            f"beta_fast must be >= beta_slow (turns within the original context), "
+            f"got beta_fast={beta_fast}, beta_slow={beta_slow}"
+        )
     if not isinstance(truncate, bool):
         raise TypeError(f"truncate must be True or False, got {truncate!r}")
     low, high = yarn_correction_range(beta_fast, beta_slow, head_dim, base, original_max_position_embeddings, truncate)
@@ -263,14 +368,29 @@ def yarn_scaling(
     mscale=None,
     mscale_all_dim=None,
     truncate=True,
+    extrapolation_factor=1.0,
 ):
     """YaRN: "NTK-by-parts" interpolation plus an attention temperature (Peng et al. 2023, sections 3.2 and 3.4).
 
     ``inv_freq_i = (1 - ramp_i) * theta_i + ramp_i * theta_i / s`` with ramp from
-    :func:`posenc.yarn_ramp`, and ``attention_factor`` from :func:`posenc.yarn_attention_factor`
-    unless given.
+    :func:`posenc.yarn_ramp`. ``attention_factor``, when given, replaces the temperature
+    (as in ``transformers``, where it wins over ``mscale``/``mscale_all_dim``; the YaRN code
+    and vLLM instead multiply the temperature by their ``attn_factor``); otherwise it is
+    :func:`posenc.yarn_attention_factor` of ``factor``, ``mscale``, ``mscale_all_dim``.
+
+    ``extrapolation_factor`` ``e`` in [0, 1] (the YaRN code's, ``LlamaYaRNScaledRotaryEmbedding.yarn``
+    in jquesnelle/yarn; ``transformers`` has none, which is ``e = 1``) scales the share of
+    each pair that is kept: ``inv_freq_i = k_i theta_i + (1 - k_i) theta_i / s`` with
+    ``k_i = e (1 - ramp_i)``. ``e = 0`` is position interpolation for every pair.
     """
     ramp = yarn_ramp(head_dim, base, original_max_position_embeddings, beta_fast, beta_slow, truncate)
+    extrapolation_factor = check_real("extrapolation_factor", extrapolation_factor, minimum=0.0)
+    if extrapolation_factor > 1.0:
+        raise ValueError(
+            f"extrapolation_factor must be <= 1.0 (the share of each pair kept), got {extrapolation_factor}"
+        )
+    if extrapolation_factor != 1.0:  # at 1, ramp as it is: bit for bit the result without the option
+        ramp = 1.0 - (1.0 - ramp) * extrapolation_factor
     theta = rope_inv_freq(head_dim, base)
     inv_freq = (1.0 - ramp) * theta + ramp * (theta / factor)
     if attention_factor is None:
@@ -290,20 +410,134 @@ def llama3_scaling(
     Models, Dubey et al. 2024). Wavelengths shorter than ``L / high_freq_factor`` are
     kept; longer than ``L / low_freq_factor`` are divided by ``s``; in between,
     ``inv_freq = (1 - g) theta / s + g theta`` with ``g = (L / wavelength - low) / (high - low)``.
+
+    ``low_freq_factor == high_freq_factor`` is allowed: the blended band shrinks to the one
+    wavelength ``L / low_freq_factor``; shorter ones are kept, longer ones divided by ``s``.
+    ``transformers`` (``_compute_llama3_parameters``) returns the same except at a wavelength
+    exactly ``L / low_freq_factor``, where it divides 0 by 0 (NaN); there we return the
+    limit of the blend as ``high_freq_factor`` comes down to ``low_freq_factor``: ``g = 0``,
+    ``theta / s``. ``low_freq_factor > high_freq_factor`` is refused.
     """
     low_freq_factor = check_real("low_freq_factor", low_freq_factor, positive=True)
     high_freq_factor = check_real("high_freq_factor", high_freq_factor, positive=True)
-    check_greater("high_freq_factor", high_freq_factor, "low_freq_factor", low_freq_factor)
+    if high_freq_factor < low_freq_factor:
+        raise ValueError(
+            f"high_freq_factor must be >= low_freq_factor, "
+            f"got high_freq_factor={high_freq_factor}, low_freq_factor={low_freq_factor}"
+        )
     theta = rope_inv_freq(head_dim, base)
     length = original_max_position_embeddings
     wavelength = 2 * math.pi / theta
     low_freq_wavelength = length / low_freq_factor
     high_freq_wavelength = length / high_freq_factor
-    smooth = (length / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)
-    blended = (1 - smooth) * theta / factor + smooth * theta
+    if high_freq_factor > low_freq_factor:
+        smooth = (length / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)
+        blended = (1 - smooth) * theta / factor + smooth * theta
+    else:  # the band is the single wavelength L / low_freq_factor, where g = 0 for any high > low
+        blended = theta / factor
     inv_freq = np.where(wavelength > low_freq_wavelength, theta / factor, theta)
     medium = (wavelength >= high_freq_wavelength) & (wavelength <= low_freq_wavelength)
     return np.where(medium, blended, inv_freq), 1.0
+
+
+def longrope_attention_factor(factor: float, original_max_position_embeddings: int) -> float:
+    """LongRoPE's attention factor ``sqrt(1 + ln(s) / ln(L))``, and 1 when ``s <= 1``.
+
+    As ``transformers`` computes it for rope_type "longrope" when the config gives no
+    ``attention_factor`` (``_compute_longrope_parameters`` in ``modeling_rope_utils.py``).
+    Like YaRN's, it multiplies cos and sin, so logits scale by its square,
+    ``1 + ln(s) / ln(L)``. Needs ``L >= 2`` when ``s > 1`` (``ln 1 = 0``).
+    """
+    factor = check_real("factor", factor, positive=True)
+    minimum = 2 if factor > 1 else 1
+    length = check_int("original_max_position_embeddings", original_max_position_embeddings, minimum=minimum)
+    if factor <= 1.0:
+        return 1.0
+    return math.sqrt(1 + math.log(factor) / math.log(length))
+
+
+def _pair_factors(name: str, value, n_pairs: int) -> np.ndarray:
+    """A list of one rescaling factor per pair: finite, > 0, exactly ``n_pairs`` long."""
+    if value is None:
+        return np.ones(n_pairs)
+    factors = as_real_array(name, value, ndim=1)
+    if factors.shape != (n_pairs,):
+        raise ValueError(f"{name} must hold head_dim // 2 = {n_pairs} numbers (one per pair), got {factors.shape[0]}")
+    if np.any(factors <= 0):
+        raise ValueError(f"{name} must hold numbers > 0 (each divides a rotation speed), got {factors.min()}")
+    return factors
+
+
+@scaling_method("longrope")
+def longrope_scaling(
+    head_dim,
+    base,
+    factor,
+    original_max_position_embeddings,
+    *,
+    short_factor=None,
+    long_factor=None,
+    seq_len=None,
+    attention_factor=None,
+    max_position_embeddings=None,
+):
+    """LongRoPE: each pair's speed divided by its own searched factor (Phi-3's rope_type).
+
+    Ding et al. 2024, "LongRoPE: Extending LLM Context Window Beyond 2 Million Tokens"
+    (ICML 2024); as ``transformers`` computes it (``_compute_longrope_parameters``):
+    ``inv_freq_i = theta_i / f_i``, with ``f = long_factor`` when ``seq_len > L``
+    and ``f = short_factor`` otherwise (``seq_len`` None or 0 included: transformers
+    builds the short set first, and its ``longrope_frequency_update`` switches to the long
+    set once ``max(position_ids) + 1 > L``). Each list holds ``head_dim // 2`` numbers > 0;
+    a list left out is 1 for every pair.
+
+    The attention factor is ``attention_factor`` when given, else
+    :func:`posenc.longrope_attention_factor` of ``s`` and ``L`` (the same for both sets).
+    ``s`` is ``factor``, or, as transformers derives it for a config without ``factor``
+    (Phi-3's), ``max_position_embeddings / L`` when ``max_position_embeddings`` is given
+    (then ``factor`` must stay at its default 1.0).
+    """
+    n_pairs = head_dim // 2
+    short = _pair_factors("short_factor", short_factor, n_pairs)
+    long = _pair_factors("long_factor", long_factor, n_pairs)
+    if seq_len is not None:
+        seq_len = check_int("seq_len", seq_len, minimum=0)
+    if max_position_embeddings is not None:
+        max_position_embeddings = check_int("max_position_embeddings", max_position_embeddings, minimum=1)
+        if factor != 1.0:
+            raise ValueError(
+                f"give factor or max_position_embeddings, not both: factor={factor}, "
+                f"max_position_embeddings={max_position_embeddings} (s = max_position_embeddings / "
+                f"original_max_position_embeddings)"
+            )
+        factor = max_position_embeddings / original_max_position_embeddings
+    if attention_factor is None:
+        attention_factor = longrope_attention_factor(factor, original_max_position_embeddings)
+    else:
+        attention_factor = check_real("attention_factor", attention_factor, positive=True)
+    chosen = long if seq_len and seq_len > original_max_position_embeddings else short
+    return rope_inv_freq(head_dim, base) / chosen, attention_factor
+
+
+@scaling_method("proportional")
+def proportional_scaling(head_dim, base, factor, original_max_position_embeddings, *, partial_rotary_factor=1.0):
+    """Proportional RoPE: the fastest pairs keep their speeds, the rest get speed 0, all divided by ``s``.
+
+    As ``transformers`` computes it (``_compute_proportional_rope_parameters`` in
+    ``modeling_rope_utils.py``): with ``p = partial_rotary_factor`` in [0, 1], the first
+    ``n = int(p * head_dim // 2)`` pairs have ``theta_i = b ** (-2i/d)`` (the exponent over the
+    whole ``head_dim``, so they are the fastest of the full set), the other ``d/2 - n`` pairs
+    speed 0 (they never rotate), and every speed is divided by ``factor``, as in
+    :func:`linear_scaling`. ``original_max_position_embeddings`` is not used. ``p = 1``
+    is linear scaling; ``p = 0`` rotates nothing.
+    """
+    partial_rotary_factor = check_real("partial_rotary_factor", partial_rotary_factor, minimum=0.0)
+    if partial_rotary_factor > 1.0:
+        raise ValueError(f"partial_rotary_factor must be <= 1.0 (a fraction of head_dim), got {partial_rotary_factor}")
+    n_rotated = int(partial_rotary_factor * head_dim // 2)
+    inv_freq = rope_inv_freq(head_dim, base)
+    inv_freq[n_rotated:] = 0.0
+    return inv_freq / factor, 1.0
 
 
 #: Method name -> function returning ``(inv_freq, attention_factor)``. A new method is
@@ -315,6 +549,8 @@ SCALING_METHODS: dict[str, ScalingFunction] = {
     "dynamic": dynamic_ntk_scaling,
     "yarn": yarn_scaling,
     "llama3": llama3_scaling,
+    "longrope": longrope_scaling,
+    "proportional": proportional_scaling,
 }
 
 
@@ -330,7 +566,7 @@ def scaled_inv_freq(
 
     Parameters
     ----------
-    method : {"default", "linear", "ntk", "dynamic", "yarn", "llama3"}
+    method : {"default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope", "proportional"}
         See the function of the same family for each formula and its source.
     head_dim : int
         Even; at least 4 for "ntk" and "dynamic" (their exponent is ``d / (d - 2)``).
@@ -343,7 +579,10 @@ def scaled_inv_freq(
     **params
         Method parameters: ``seq_len`` (required by "dynamic"); ``beta_fast``,
         ``beta_slow``, ``attention_factor``, ``mscale``, ``mscale_all_dim``,
-        ``truncate`` ("yarn"); ``low_freq_factor``, ``high_freq_factor`` ("llama3").
+        ``truncate``, ``extrapolation_factor`` ("yarn"); ``low_freq_factor``,
+        ``high_freq_factor`` ("llama3"); ``short_factor``, ``long_factor``, ``seq_len``,
+        ``attention_factor``, ``max_position_embeddings`` ("longrope");
+        ``partial_rotary_factor`` ("proportional").
 
     Returns
     -------

@@ -8,7 +8,15 @@
 
 from .data import CharCorpus, char_corpus, lookup_batch, stdlib_docstrings
 from .model import SCHEMES, ModelConfig, TinyTransformer
-from .results import load_checkpoint, load_results, save_checkpoint, summarise
+from .results import (
+    load_checkpoint,
+    load_results,
+    save_checkpoint,
+    seed_values,
+    seeds_agreeing,
+    seeds_phrase,
+    summarise,
+)
 from .train import (
     EXTENSIONS,
     TASKS,
@@ -16,6 +24,7 @@ from .train import (
     build_model,
     evaluate,
     extension_settings,
+    learned_position_table,
     per_position,
     run,
     strip_model,
@@ -34,6 +43,7 @@ __all__ = [
     "evaluate",
     "per_position",
     "extension_settings",
+    "learned_position_table",
     "run",
     "strip_model",
     "lookup_batch",
@@ -44,4 +54,7 @@ __all__ = [
     "load_checkpoint",
     "load_results",
     "summarise",
+    "seed_values",
+    "seeds_agreeing",
+    "seeds_phrase",
 ]

@@ -1,8 +1,9 @@
-"""Command line of the lab: ``python -m posenc.lab {run, sweep, summary} ...``.
+"""Command line of the lab: ``python -m posenc.lab {run, sweep, summary, table} ...``.
 
 Examples::
 
     python -m posenc.lab run --task lookup --scheme rope --seed 0
+    python -m posenc.lab table --task text --seed 0 --steps 3000 --out chapters/data/learned_table_text_seed0.npz
     python -m posenc.lab sweep --seeds 0 1 2 --finetune-steps 100 --out chapters/data/lab_results.json
     python -m posenc.lab summary chapters/data/lab_results.json
 """
@@ -16,9 +17,27 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
+from .._files import atomic_path, write_atomic
 from .model import SCHEMES
 from .results import RESULTS_SCHEMA, load_results, save_checkpoint, summarise
-from .train import TASKS, RunConfig, run, strip_model, versions
+from .train import TASKS, RunConfig, learned_position_table, run, strip_model, versions
+
+
+def _count(minimum: int):
+    """An argparse type: an integer >= ``minimum`` (argparse reports the error with usage, exit 2)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {value}")
+        return value
+
+    return parse
 
 
 def progress_bar(label: str):
@@ -64,7 +83,6 @@ def _run_many(args, tasks, schemes, seeds) -> list[dict]:
 
 
 def _write(records: list[dict], out: Path, argv: list[str], seconds: float) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
     data = {
         "schema": RESULTS_SCHEMA,
         "command": "python -m posenc.lab " + " ".join(shlex.quote(a) for a in argv),
@@ -72,8 +90,48 @@ def _write(records: list[dict], out: Path, argv: list[str], seconds: float) -> N
         "seconds": round(seconds, 1),
         "runs": records,
     }
-    out.write_text(json.dumps(data, indent=1) + "\n")
+    write_atomic(out, json.dumps(data, indent=1) + "\n")
     print(f"wrote {len(records)} runs to {out}")
+
+
+def _write_table(args, argv: list[str]) -> None:
+    """Train one learned-table model and save its position table before and after training (float16)."""
+    overrides = {"scheme": "learned", "seed": args.seed, "threads": args.threads, "device": args.device}
+    if args.steps is not None:
+        overrides["steps"] = args.steps
+    config = RunConfig.for_task(args.task, **overrides)
+    progress = None if args.quiet else progress_bar(f"{args.task}/learned/seed {args.seed}")
+    result = learned_position_table(config, progress=progress)
+    about = {
+        "command": "python -m posenc.lab " + " ".join(shlex.quote(a) for a in argv),
+        "config": result["config"],
+        "final_loss": result["final_loss"],
+        "seconds": round(result["seconds"], 1),
+        "versions": versions(),
+    }
+    with atomic_path(args.out) as temporary, open(temporary, "wb") as handle:  # a handle: numpy keeps the name
+        np.savez(
+            handle,
+            initial=result["initial"].astype(np.float16),
+            trained=result["trained"].astype(np.float16),
+            about=np.array(json.dumps(about)),
+        )
+    print(f"wrote the {config.train_len} x {config.d_model} position table to {args.out}")
+
+
+def _why(error: Exception) -> str:
+    """One line that says what is wrong with an input file."""
+    if isinstance(error, FileNotFoundError):
+        return "no such file"
+    if isinstance(error, IsADirectoryError):
+        return "is a folder, not a results file"
+    if isinstance(error, PermissionError):
+        return "cannot be read (permission denied)"
+    if isinstance(error, json.JSONDecodeError):
+        return f"is not valid JSON ({error.msg}, line {error.lineno})"
+    if isinstance(error, KeyError):
+        return f"is not a results file of this lab: a run lacks the field {error}"
+    return f"is not a results file of this lab: {error}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,30 +143,48 @@ def main(argv: list[str] | None = None) -> int:
         if name == "run":
             sub.add_argument("--task", choices=TASKS, required=True)
             sub.add_argument("--scheme", choices=SCHEMES, required=True)
-            sub.add_argument("--seed", type=int, default=0)
+            sub.add_argument("--seed", type=_count(0), default=0)
         else:
             sub.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS))
             sub.add_argument("--schemes", nargs="+", choices=SCHEMES, default=list(SCHEMES))
-            sub.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-        sub.add_argument("--steps", type=int, default=None, help="training steps (default: the task's)")
-        sub.add_argument("--finetune-steps", type=int, default=0, help="fine-tune RoPE at 4x with each extension")
+            sub.add_argument("--seeds", nargs="+", type=_count(0), default=[0, 1, 2])
+        sub.add_argument("--steps", type=_count(1), default=None, help="training steps (default: the task's)")
+        sub.add_argument(
+            "--finetune-steps", type=_count(0), default=0, help="fine-tune RoPE at 4x with each extension"
+        )
         sub.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
-        sub.add_argument("--threads", type=int, default=2, help="torch CPU threads")
+        sub.add_argument("--threads", type=_count(1), default=2, help="torch CPU threads")
         sub.add_argument("--out", type=Path, default=Path("lab_results.json"))
         sub.add_argument("--checkpoints", type=Path, default=None, help="folder for float16 checkpoints")
         sub.add_argument("--quiet", action="store_true")
+    table = commands.add_parser("table", help="train one learned-table model and save its position table")
+    table.add_argument("--task", choices=TASKS, default="text")
+    table.add_argument("--seed", type=_count(0), default=0)
+    table.add_argument("--steps", type=_count(1), default=None, help="training steps (default: the task's)")
+    table.add_argument("--device", default="cpu", help="auto (CUDA when present), cpu or cuda")
+    table.add_argument("--threads", type=_count(1), default=2, help="torch CPU threads")
+    table.add_argument("--out", type=Path, default=Path("learned_table.npz"), help=".npz: initial, trained, about")
+    table.add_argument("--quiet", action="store_true")
     summary = commands.add_parser("summary", help="mean and spread over seeds of a results file")
     summary.add_argument("results", type=Path)
     summary.add_argument("--value", choices=("all", "inside", "beyond"), default="all")
     args = parser.parse_args(argv)
 
     if args.command == "summary":
-        for row in summarise(load_results(args.results)["runs"], args.value):
+        try:
+            rows = summarise(load_results(args.results)["runs"], args.value)
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            print(f"python -m posenc.lab summary: {args.results}: {_why(error)}", file=sys.stderr)
+            return 1
+        for row in rows:
             tuned = "ft" if row["finetuned"] else "0-shot"
             print(
                 f"{row['task']:7s} {row['scheme']:10s} {row['extension']:10s} {tuned:6s} x{row['test_factor']} "
                 f"{row['metric']:13s} {row['mean']:.3f} [{row['min']:.3f}, {row['max']:.3f}] n={row['n']}"
             )
+        return 0
+    if args.command == "table":
+        _write_table(args, argv)
         return 0
     start = time.perf_counter()
     if args.command == "run":

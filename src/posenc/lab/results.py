@@ -7,11 +7,22 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import torch
 
+from .._files import atomic_path
+from .._validation import _show, check_bool, check_choice, check_int
 from .model import ModelConfig, TinyTransformer
 
-__all__ = ["save_checkpoint", "load_checkpoint", "load_results", "summarise"]
+__all__ = [
+    "save_checkpoint",
+    "load_checkpoint",
+    "load_results",
+    "summarise",
+    "seed_values",
+    "seeds_agreeing",
+    "seeds_phrase",
+]
 
 RESULTS_SCHEMA = 1
 
@@ -19,9 +30,9 @@ RESULTS_SCHEMA = 1
 def save_checkpoint(model: TinyTransformer, path: str | Path, half: bool = True) -> Path:
     """Write the model's configuration and weights (float16 by default: half the size, ample for these models)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     weights = {k: (v.half() if half and v.is_floating_point() else v).cpu() for k, v in model.state_dict().items()}
-    torch.save({"model_config": model.config.to_dict(), "state_dict": weights}, path)
+    with atomic_path(path) as temporary:  # a crash never leaves half a checkpoint
+        torch.save({"model_config": model.config.to_dict(), "state_dict": weights}, temporary)
     return path
 
 
@@ -36,6 +47,8 @@ def load_checkpoint(path: str | Path) -> TinyTransformer:
 def load_results(path: str | Path) -> dict:
     """A results file written by ``python -m posenc.lab sweep``; checks its schema version."""
     data = json.loads(Path(path).read_text())
+    if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
+        raise ValueError(f"{path} is not a results file: expected a JSON object with a list of 'runs'")
     if data.get("schema") != RESULTS_SCHEMA:
         raise ValueError(f"{path} has results schema {data.get('schema')!r}, expected {RESULTS_SCHEMA}")
     return data
@@ -82,3 +95,93 @@ def summarise(runs: list[dict], value: str = "all") -> list[dict]:
             }
         )
     return rows
+
+
+def _per_seed(runs) -> dict[int, dict[tuple, dict]]:
+    """seed -> {(task, scheme, extension, finetuned, test_factor): evaluation}; checks the records' shape."""
+    if not isinstance(runs, list | tuple) or not runs:
+        raise TypeError(f"runs must be a non-empty list of run records (results['runs']), got {_show(runs)}")
+    seeds: dict[int, dict[tuple, dict]] = defaultdict(dict)
+    for n, record in enumerate(runs):
+        if not isinstance(record, dict) or "config" not in record or "evaluations" not in record:
+            raise TypeError(f"runs[{n}] must be a run record with 'config' and 'evaluations', got {_show(record)}")
+        config = record["config"]
+        for evaluation in record["evaluations"]:
+            key = (
+                config["task"],
+                config["scheme"],
+                evaluation["extension"],
+                evaluation["finetuned"],
+                evaluation["test_factor"],
+            )
+            seeds[config["seed"]][key] = evaluation
+    return dict(sorted(seeds.items()))
+
+
+def _at(results: dict, seed: int, task, scheme, test_factor, extension="none", finetuned=False, value="all") -> float:
+    """One seed's metric for one configuration; ValueError when the seed lacks it."""
+    value = check_choice("value", value, ("all", "inside", "beyond"))
+    key = (task, scheme, extension, finetuned, test_factor)
+    if key not in results or results[key].get(value) is None:
+        raise ValueError(
+            f"seed {seed} has no {value!r} value for task={task!r}, scheme={scheme!r}, "
+            f"test_factor={test_factor!r}, extension={extension!r}, finetuned={finetuned!r}"
+        )
+    return results[key][value]
+
+
+def seed_values(runs, task, scheme, test_factor, extension="none", finetuned=False, value="all") -> np.ndarray:
+    """One configuration's metric in every seed of ``runs``, in increasing seed order (float64 array).
+
+    ``value`` is "all", "inside" or "beyond" (see :func:`summarise`). A seed without that
+    value raises ``ValueError``. Differences of two such arrays are per-seed differences.
+    """
+    seeds = _per_seed(runs)
+    return np.array(
+        [_at(results, seed, task, scheme, test_factor, extension, finetuned, value) for seed, results in seeds.items()],
+        dtype=np.float64,
+    )
+
+
+def seeds_agreeing(runs, condition) -> tuple[int, int]:
+    """``(k, n)``: of the ``n`` seeds in ``runs``, the number ``k`` whose results satisfy ``condition``.
+
+    A comparison between schemes or methods is decided seed by seed, not on the means:
+    ``condition(at)`` is called once per seed with a function
+    ``at(task, scheme, test_factor, extension="none", finetuned=False, value="all")``
+    that returns that seed's metric ("all" positions, "inside" or "beyond" the training
+    length), and must return True or False. For example, "YaRN beats NTK-aware scaling on
+    text at 4L, zero-shot" (bits per character: lower is better)::
+
+        seeds_agreeing(runs, lambda at: at("text", "rope", 4, "yarn") < at("text", "rope", 4, "ntk"))
+
+    A value the seed lacks (no such run or evaluation, or "beyond" at the training
+    length) raises ``ValueError``: a claim is never decided on missing data.
+    """
+    seeds = _per_seed(runs)
+    if not callable(condition):
+        raise TypeError(f"condition must be a function of at(...), got {_show(condition)}")
+    agreeing = 0
+    for seed, results in seeds.items():
+
+        def at(task, scheme, test_factor, extension="none", finetuned=False, value="all", results=results, seed=seed):
+            return _at(results, seed, task, scheme, test_factor, extension, finetuned, value)
+
+        holds = condition(at)
+        agreeing += check_bool(f"condition(at) for seed {seed}", holds)
+    return agreeing, len(seeds)
+
+
+def seeds_phrase(k: int, n: int) -> str:
+    """How many seeds agree, in words: "in all 3 seeds", "in 2 of 3 seeds", "in none of the 3 seeds".
+
+    With a single seed: "in the one seed" or "not in the one seed"."""
+    n = check_int("n", n, minimum=1)
+    k = check_int("k", k, minimum=0, maximum=n)
+    if n == 1:
+        return "in the one seed" if k == 1 else "not in the one seed"
+    if k == n:
+        return f"in all {n} seeds"
+    if k == 0:
+        return f"in none of the {n} seeds"
+    return f"in {k} of {n} seeds"

@@ -34,6 +34,7 @@ __all__ = [
     "evaluate",
     "per_position",
     "extension_settings",
+    "learned_position_table",
     "run",
     "strip_model",
     "versions",
@@ -309,6 +310,34 @@ def _finetuned(model, config: RunConfig, extension: str, target: int) -> list[di
             }
         )
     return results
+
+
+def learned_position_table(config: RunConfig, progress=None) -> dict:
+    """Train one model with a learned position table (scheme ``"learned"``); return the table before and after.
+
+    Only rows ``0 .. train_len - 1`` are returned: the rows past the training length are never
+    looked up in training, so they keep their random start (and weight decay only shrinks them).
+    Returns ``{"initial", "trained"}`` (float32 arrays of shape ``(train_len, d_model)``) plus
+    ``"final_loss"`` (mean of the last 20 steps), ``"seconds"`` and ``"config"``.
+    ``python -m posenc.lab table`` writes it to a file for chapter 6.
+    """
+    if config.scheme != "learned":
+        raise ValueError(f"learned_position_table needs scheme 'learned', got {config.scheme!r}")
+    torch.set_num_threads(config.threads)
+    model = build_model(config).to(resolve_device(config.device))
+
+    def rows() -> np.ndarray:
+        return model.absolute.embedding.weight.detach()[: config.train_len].float().cpu().numpy().copy()
+
+    initial = rows()
+    training = train(model, config, progress=progress)
+    return {
+        "initial": initial,
+        "trained": rows(),
+        "final_loss": float(np.mean(training["losses"][-20:])) if training["losses"] else None,
+        "seconds": training["seconds"],
+        "config": asdict(config),
+    }
 
 
 def strip_model(record: dict) -> dict:

@@ -1,0 +1,89 @@
+"""``python -m posenc.course``: grade a class, or write the student, teacher, nbgrader or website edition."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import editions
+from .engine import course_seed
+
+_EDITIONS = {
+    "student": (editions.write_student_edition, "the student edition: solutions removed, stubs that still run"),
+    "teacher": (editions.write_teacher_edition, "the teacher edition: solutions, points, times and rubrics"),
+    "nbgrader": (editions.write_nbgrader_source, "an nbgrader source version: solution regions marked"),
+}
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        return course_seed(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def parser(prog: str = "python -m posenc.course") -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0].strip("`"))
+    commands = root.add_subparsers(dest="command", required=True)
+    grade = commands.add_parser("grade", help="grade a folder of submitted notebooks")
+    grade.add_argument("submissions", type=Path, help="one folder or one notebook per student")
+    grade.add_argument("--course-seed", type=_seed, required=True, help="draws the hidden cases (keep it secret)")
+    grade.add_argument("--out", type=Path, default=Path("grades"), help="where grades.csv and feedback/ go")
+    grade.add_argument("--cell-timeout", type=_seconds, default=120.0, help="seconds per notebook cell")
+    grade.add_argument("--check-timeout", type=_seconds, default=None, help="seconds per checker case")
+    for name, (_, text) in _EDITIONS.items():
+        sub = commands.add_parser(name, help=f"write {text}")
+        sub.add_argument("source", type=Path, help="a chapter notebook or the chapters/ folder")
+        sub.add_argument("output", type=Path, help="the folder to write")
+    site = commands.add_parser("site", help="write a copy of the book whose chapters are the student edition")
+    site.add_argument("book", type=Path, help="the book's root folder (with _toc.yml)")
+    site.add_argument("output", type=Path)
+    return root
+
+
+def _fail(prog: str, message: str) -> int:
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    return 1
+
+
+def main(argv: list[str] | None = None, prog: str = "python -m posenc.course") -> int:
+    args = parser(prog).parse_args(argv)
+    try:
+        if args.command == "grade":
+            if not args.submissions.is_dir():
+                return _fail(prog, f"{args.submissions} is not a folder of submissions")
+            from .grade import grade_class
+
+            path = grade_class(
+                args.submissions,
+                args.out,
+                seed=args.course_seed,
+                cell_timeout=args.cell_timeout,
+                check_timeout=args.check_timeout,
+                log=lambda text: print(text, file=sys.stderr),
+            )
+            print(f"wrote {path} and {args.out / 'feedback'}/")
+        elif args.command == "site":
+            out = editions.write_site_source(args.book, args.output)
+            print(f"wrote the student website's sources to {out}/")
+        else:
+            written = _EDITIONS[args.command][0](args.source, args.output)
+            print(f"wrote {len(written)} {args.command} notebooks to {args.output}/")
+    except (FileNotFoundError, ValueError, NotADirectoryError, PermissionError) as error:
+        return _fail(prog, str(error))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

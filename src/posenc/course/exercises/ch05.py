@@ -1,0 +1,51 @@
+"""Chapter 5: similarity against the offset (``similarity_by_offset``)."""
+
+import numpy as np
+
+from ... import absolute, analysis
+from ..engine import Exercise
+
+
+def _sin(offsets, d_model, base=10000.0):
+    a = np.asarray(offsets, dtype=float)[:, None] * absolute.sinusoidal_frequencies(d_model, base)[None, :]
+    return np.sin(a).sum(axis=1)
+
+
+def _doubled(offsets, d_model, base=10000.0):
+    return 2 * analysis.similarity_by_offset(offsets, d_model, base)
+
+
+def _ignores_base(offsets, d_model, base=10000.0):
+    return analysis.similarity_by_offset(offsets, d_model, 10000.0)
+
+
+def _hidden(rng):
+    return [
+        {
+            "offsets": rng.integers(-3000, 3000, size=int(rng.integers(1, 30))),
+            "d_model": 2 * int(rng.integers(1, 33)),
+            "base": float(np.exp(rng.uniform(np.log(10.0), np.log(1e6)))),
+        }
+        for _ in range(3)
+    ]
+
+
+EXERCISE = Exercise(
+    "similarity_by_offset",
+    "my_similarity_by_offset(offsets, d_model, base=10000.0)",
+    analysis.similarity_by_offset,
+    [
+        {"offsets": np.array([0, 1, 2, 10]), "d_model": 8},
+        {"offsets": np.arange(-5, 6), "d_model": 16, "base": 100.0},
+        {"offsets": np.array([0]), "d_model": 2},
+        {"offsets": np.array([3, 700, 5000]), "d_model": 64},
+    ],
+    {
+        "sin(a)sin(b) + cos(a)cos(b) = cos(a - b): the sum is of cosines of k w_i": _sin,
+        "there are d_model/2 pairs, each contributing one cosine; you counted each twice": _doubled,
+        "use the base argument: your values are the ones for base 10000 whatever base is passed": _ignores_base,
+    },
+    hidden=_hidden,
+    hides=("posenc.analysis:similarity_by_offset",),
+    label="ex-ch05-similarity-by-offset",
+)

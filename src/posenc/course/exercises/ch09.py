@@ -1,0 +1,54 @@
+"""Chapter 9: turns within the trained context (``turns_within_context``)."""
+
+import numpy as np
+
+from ... import analysis, rope
+from ..engine import Exercise
+
+
+def turns_within_context(head_dim, base, context_length):
+    """The reference: full turns of each pair within ``context_length`` tokens."""
+    return analysis.rotations_within_context(rope.rope_inv_freq(head_dim, base), context_length)
+
+
+def _radians(head_dim, base, context_length):
+    return context_length * rope.rope_inv_freq(head_dim, base)
+
+
+def _wavelength(head_dim, base, context_length):
+    return analysis.wavelengths(rope.rope_inv_freq(head_dim, base))
+
+
+def _inverted(head_dim, base, context_length):
+    return context_length / (2 * np.pi * rope.rope_inv_freq(head_dim, base))
+
+
+def _hidden(rng):
+    return [
+        {
+            "head_dim": 2 * int(rng.integers(1, 129)),
+            "base": float(np.exp(rng.uniform(np.log(10.0), np.log(1e7)))),
+            "context_length": int(rng.integers(1, 200_000)),
+        }
+        for _ in range(3)
+    ]
+
+
+EXERCISE = Exercise(
+    "turns_within_context",
+    "my_turns(head_dim, base, context_length)",
+    turns_within_context,
+    [
+        {"head_dim": 8, "base": 10000.0, "context_length": 2048},
+        {"head_dim": 128, "base": 500000.0, "context_length": 8192},
+        {"head_dim": 2, "base": 10.0, "context_length": 1},
+    ],
+    {
+        "that is the angle in radians; a full turn is 2 pi radians": _radians,
+        "that is each pair's wavelength (tokens per turn); turns = context length / wavelength": _wavelength,
+        "turns = context_length * theta_j / (2 pi); you divided by theta_j": _inverted,
+    },
+    hidden=_hidden,
+    hides=("posenc.analysis:rotations_within_context",),
+    label="ex-ch09-turns",
+)

@@ -1,0 +1,188 @@
+"""Chapter 13: find the bug in a half-layout RoPE (``rope_half``) and in a checkpoint permutation
+(``permute_for_half``)."""
+
+import numpy as np
+import torch
+
+from ... import rope
+from ..engine import Exercise
+
+
+# --- RoPE in the half (rotate_half) layout --------------------------------------------------------
+def rope_half(x, positions, base=10000.0):
+    """The reference: :func:`posenc.apply_rope` with ``layout="half"``."""
+    return rope.apply_rope(x, positions, rope.rope_inv_freq(x.shape[-1], base), layout="half")
+
+
+def _clockwise(x, positions, base=10000.0):
+    """rotate_half returning (x2, -x1): every pair turns the other way, RoPE at negated positions."""
+    return rope.apply_rope(x, -np.asarray(positions, dtype=float), rope.rope_inv_freq(x.shape[-1], base), "half")
+
+
+def _interleaved(x, positions, base=10000.0):
+    return rope.apply_rope(x, positions, rope.rope_inv_freq(x.shape[-1], base), layout="interleaved")
+
+
+def _exponent_i_over_d(x, positions, base=10000.0):
+    """theta_i = base**(-i/d): np.arange(d // 2) / d in place of np.arange(0, d, 2) / d."""
+    d = x.shape[-1]
+    return rope.apply_rope(x, positions, rope.rope_inv_freq(2 * d, base)[: d // 2], layout="half")
+
+
+def _counted_from_one(x, positions, base=10000.0):
+    """theta_i = base**(-2i/d) with i = 1 .. d/2: RoFormer's 1-based count put into the 0-based formula."""
+    d = x.shape[-1]
+    return rope.apply_rope(x, positions, rope.rope_inv_freq(d, base) * base ** (-2 / d), layout="half")
+
+
+def _repeated_table(x, positions, base=10000.0):
+    """cos and sin tables built with np.repeat(angles, 2) (the interleaved layout's table) for rotate_half."""
+    d = x.shape[-1]
+    angles = rope.rope_angles(np.asarray(positions, dtype=float), rope.rope_inv_freq(d, base))
+    cos, sin = np.cos(np.repeat(angles, 2, axis=-1)), np.sin(np.repeat(angles, 2, axis=-1))
+    x = np.asarray(x, dtype=float)
+    rotated = np.concatenate([-x[..., d // 2 :], x[..., : d // 2]], axis=-1)
+    return x * cos + rotated * sin
+
+
+def _bfloat16_positions(x, positions, base=10000.0):
+    """Positions built in bfloat16 (torch.arange(n, dtype=torch.bfloat16)): integers above 256 are rounded."""
+    rounded = torch.as_tensor(np.asarray(positions, dtype=np.float64)).to(torch.bfloat16).double().numpy()
+    return rope.apply_rope(x, rounded, rope.rope_inv_freq(x.shape[-1], base), layout="half")
+
+
+def _float32_angles(x, positions, base=10000.0):
+    d = x.shape[-1]
+    inv = rope.rope_inv_freq(d, base).astype(np.float32)
+    angles = (np.asarray(positions, dtype=np.float32)[:, None] * inv[None, :]).astype(np.float64)
+    cos, sin = np.cos(np.concatenate([angles, angles], -1)), np.sin(np.concatenate([angles, angles], -1))
+    x = np.asarray(x, dtype=float)
+    rotated = np.concatenate([-x[..., d // 2 :], x[..., : d // 2]], axis=-1)
+    return x * cos + rotated * sin
+
+
+def _random(shape, seed):
+    return np.random.default_rng(1300 + seed).normal(size=shape)
+
+
+def _rope_hidden(rng):
+    cases = []
+    for _ in range(3):
+        seq, half = int(rng.integers(1, 9)), int(rng.integers(1, 17))
+        shape = (*(int(v) for v in rng.integers(1, 4, size=int(rng.integers(0, 3)))), seq, 2 * half)
+        cases.append(
+            {
+                "x": rng.normal(size=shape),
+                "positions": rng.integers(0, 100_000, size=seq),
+                "base": float(np.exp(rng.uniform(np.log(100.0), np.log(1e6)))),
+            }
+        )
+    return cases
+
+
+_PRECISION = "form the angles in float64: at position 2**20 float32 angles are off by up to 0.06 radians"
+
+ROPE_HALF = Exercise(
+    "rope_half",
+    "my_rope_half(x, positions, base=10000.0)",
+    rope_half,
+    [
+        {"x": _random((4, 8), 1), "positions": np.arange(4)},
+        {"x": _random((2, 3, 16), 2), "positions": np.array([0, 7, 100])},
+        {"x": _random((1, 2), 3), "positions": np.array([5])},
+        {"x": _random((3, 8), 4), "positions": np.array([1, 2, 40]), "base": 500.0},
+        {"x": _random((3, 8), 5), "positions": np.array([257, 1001, 5000])},
+        {"x": _random((2, 4), 6), "positions": np.array([2**20, 2**20 + 1]), "_precision": _PRECISION},
+    ],
+    {
+        "the rotation goes the wrong way: rotate_half(x) is (-x2, x1), so that a' = a cos - b sin and "
+        "b' = b cos + a sin; (x2, -x1) turns every pair clockwise, which is RoPE at negated positions": _clockwise,
+        "this layout pairs dimension j with j + head_dim/2; you paired (2j, 2j+1), the interleaved layout": _interleaved,
+        "the exponent is 2i/d for pair i (np.arange(0, d, 2) / d); you used i/d, so the slowest pair turns "
+        "far too fast": _exponent_i_over_d,
+        "pair 0 turns at 1 radian per token: the exponent 2i/d counts pairs from i = 0 (RoFormer's "
+        "10000**(-2(i-1)/d) counts from 1 and gives the same speeds)": _counted_from_one,
+        "in the half layout the cos and sin tables are [angles, angles] (np.concatenate), so that dimension "
+        "j and j + d/2 share pair j's angle; np.repeat(angles, 2) is the interleaved layout's table": _repeated_table,
+        "form the positions in float64 (or at least float32): bfloat16 holds every integer only up to 256, "
+        "so positions such as 257 or 5000 are rounded": _bfloat16_positions,
+        "form the angles in float64: float32 angles lose accuracy as positions grow (up to 0.06 radians at "
+        "position 2**20)": _float32_angles,
+    },
+    atol=1e-8,
+    hidden=_rope_hidden,
+    hides=("posenc.rope:apply_rope", "posenc.rope:rope_angles"),
+    label="ex-ch13-fix-rope",
+)
+
+
+# --- the checkpoint permutation --------------------------------------------------------------------
+def permute_for_half(w, n_heads):
+    """The reference: each head's rows reordered by :func:`posenc.interleaved_to_half_permutation`."""
+    w = np.asarray(w)
+    head_dim = w.shape[0] // n_heads
+    perm = rope.interleaved_to_half_permutation(head_dim)
+    return w[np.concatenate([h * head_dim + perm for h in range(n_heads)])]
+
+
+def _one_head(w, n_heads):
+    """The whole matrix permuted as if it were one head."""
+    return permute_for_half(w, 1)
+
+
+def _inverse(w, n_heads):
+    """The half -> interleaved direction: reshape (heads, 2, head_dim/2) instead of (heads, head_dim/2, 2)."""
+    w = np.asarray(w)
+    head_dim = w.shape[0] // n_heads
+    inverse = np.argsort(rope.interleaved_to_half_permutation(head_dim))
+    return w[np.concatenate([h * head_dim + inverse for h in range(n_heads)])]
+
+
+def _columns(w, n_heads):
+    return permute_for_half(np.asarray(w).T, n_heads).T
+
+
+def _head_dim_from_columns(w, n_heads):
+    """head_dim taken as d_model / n_heads (the input width), as if rows == d_model."""
+    w = np.asarray(w)
+    return permute_for_half(w, w.shape[0] // (w.shape[1] // n_heads))
+
+
+def _permute_hidden(rng):
+    cases = []
+    for _ in range(3):
+        n_heads, head_dim = int(rng.integers(1, 9)), 2 * int(rng.integers(1, 17))
+        cases.append({"w": rng.normal(size=(n_heads * head_dim, int(rng.integers(1, 65)))), "n_heads": n_heads})
+    return cases
+
+
+def _weights(rows, columns, seed):
+    return np.random.default_rng(1310 + seed).normal(size=(rows, columns))
+
+
+PERMUTE_FOR_HALF = Exercise(
+    "permute_for_half",
+    "my_permute_for_half(w, n_heads)",
+    permute_for_half,
+    [
+        {"w": _weights(16, 16, 1), "n_heads": 2},  # a query projection: 2 heads of 8, d_model 16
+        {"w": _weights(16, 8, 2), "n_heads": 2},  # more output rows than inputs
+        {"w": _weights(8, 5, 3), "n_heads": 1},
+        {"w": _weights(16, 32, 4), "n_heads": 2},  # a grouped-query key projection: 2 of 4 heads
+        {"w": _weights(12, 6, 5), "n_heads": 6},  # head_dim 2: nothing to reorder
+    ],
+    {
+        "the permutation acts within each head: reorder rows h * head_dim + perm for every head h, with "
+        "perm = [0, 2, ..., head_dim - 2, 1, 3, ..., head_dim - 1]; you reordered all rows as one head": _one_head,
+        "that is the inverse (half -> interleaved): the new row j of a head is its old row 2j for "
+        "j < head_dim/2, and old row 2(j - head_dim/2) + 1 after": _inverse,
+        "the output coordinates of an nn.Linear weight are its rows (w has shape (n_heads * head_dim, "
+        "d_model)); you reordered the columns": _columns,
+        "head_dim is w.shape[0] // n_heads, the rows of this projection: a grouped-query key projection "
+        "has n_kv_heads * head_dim rows, not d_model": _head_dim_from_columns,
+    },
+    returns="ndarray",
+    hidden=_permute_hidden,
+    hides=("posenc.rope:interleaved_to_half_permutation",),
+    label="ex-ch13-fix-permute",
+)

@@ -1,0 +1,126 @@
+"""Chapter 14: the rotation speeds of a legacy config (``config_inv_freq``)."""
+
+import numpy as np
+
+from ... import config as config_module
+from ..engine import Exercise
+
+
+def config_inv_freq(config):
+    """The reference: layer 0's ``inv_freq`` as :func:`posenc.from_config` reads the config."""
+    return config_module.from_config(config)[0].inv_freq
+
+
+def _head_dim(config):
+    return config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+
+
+def _factor(config):
+    scaling = config.get("rope_scaling") or {}
+    if scaling.get("type", scaling.get("rope_type")) == "linear":
+        return float(scaling["factor"])
+    return 1.0
+
+
+def _speeds(base, rotary_dim, exponent_dim):
+    return base ** (-np.arange(0, rotary_dim, 2, dtype=np.float64) / exponent_dim)
+
+
+def _rotary_dim(config):
+    return int(_head_dim(config) * config.get("partial_rotary_factor", 1.0))
+
+
+def _exponent_over_head_dim(config):
+    """p-RoPE's speeds: the exponent over the whole head instead of the rotated part."""
+    return _speeds(config["rope_theta"], _rotary_dim(config), _head_dim(config)) / _factor(config)
+
+
+def _times_factor(config):
+    return _speeds(config["rope_theta"], _rotary_dim(config), _rotary_dim(config)) * _factor(config)
+
+
+def _ignores_scaling(config):
+    return _speeds(config["rope_theta"], _rotary_dim(config), _rotary_dim(config))
+
+
+def _hidden_over_heads(kwargs, got, expected):
+    """hidden_size // num_attention_heads used where the config gives another head_dim."""
+    config = kwargs["config"]
+    if not config.get("head_dim"):
+        return False
+    head_dim = config["hidden_size"] // config["num_attention_heads"]
+    return got.shape[-1] == int(head_dim * config.get("partial_rotary_factor", 1.0)) // 2 != expected.shape[-1]
+
+
+def _every_pair(kwargs, got, expected):
+    """The full head's pairs returned where only part of the head rotates."""
+    return got.shape[-1] == _head_dim(kwargs["config"]) // 2 != expected.shape[-1]
+
+
+def _legacy(hidden, heads, base, layers=2, **fields):
+    return {
+        "config": {
+            "hidden_size": hidden,
+            "num_attention_heads": heads,
+            "num_hidden_layers": layers,
+            "rope_theta": base,
+            "rope_scaling": None,
+            **fields,
+        }
+    }
+
+
+def _hidden(rng):
+    cases = []
+    for _ in range(4):
+        heads = int(rng.integers(2, 33))
+        head_dim = 2 * int(rng.integers(4, 129))
+        fields = {}
+        if rng.random() < 0.5:  # head_dim given, and unlike hidden_size // heads
+            fields["head_dim"] = head_dim
+            hidden = heads * 2 * int(rng.integers(4, 129))
+        else:
+            hidden = heads * head_dim
+        factor = float(rng.choice([0.25, 0.4, 0.5, 0.75, 1.0]))
+        if factor < 1.0:
+            fields["partial_rotary_factor"] = factor
+        if rng.random() < 0.6:
+            key = "type" if rng.random() < 0.5 else "rope_type"
+            fields["rope_scaling"] = {key: "linear", "factor": float(rng.uniform(1.5, 16.0))}
+        case = _legacy(hidden, heads, float(np.exp(rng.uniform(np.log(100.0), np.log(1e7)))), **fields)
+        if int(_head_dim(case["config"]) * factor) % 2 or int(_head_dim(case["config"]) * factor) < 2:
+            case["config"].pop("partial_rotary_factor", None)  # keep an even rotated width
+        cases.append(case)
+    return cases
+
+
+EXERCISE = Exercise(
+    "config_inv_freq",
+    "my_config_inv_freq(config)",
+    config_inv_freq,
+    [
+        _legacy(4096, 32, 10000.0),  # Llama 2's head: d = 128
+        _legacy(1024, 16, 1000000.0, head_dim=128),  # Qwen3-0.6B: head_dim is not 1024 / 16
+        _legacy(3072, 24, 10000.0, partial_rotary_factor=0.75),  # Phi-4-mini: 96 of 128 rotate
+        _legacy(4096, 32, 10000.0, rope_scaling={"type": "linear", "factor": 4.0}),
+        _legacy(2560, 32, 10000.0, partial_rotary_factor=0.4, rope_scaling={"rope_type": "linear", "factor": 2.0}),
+    ],
+    {
+        "partial rotary: the rotated pairs have the speeds of a head as wide as the rotated part, "
+        "theta_i = rope_theta ** (-2i / rotary_dim); rope_theta ** (-2i / head_dim) keeps only the fastest "
+        "pairs of the full head (that is p-RoPE)": _exponent_over_head_dim,
+        "linear scaling (position interpolation) divides every speed by the factor: each pair turns s times "
+        "slower": _times_factor,
+        "read rope_scaling: with type (or rope_type) 'linear', divide every speed by its 'factor'": _ignores_scaling,
+    },
+    detectors={
+        "when the config gives head_dim, use it: it need not equal hidden_size // num_attention_heads": (
+            _hidden_over_heads
+        ),
+        "only the first int(head_dim * partial_rotary_factor) dimensions rotate: return one speed per "
+        "rotated pair, rotary_dim // 2 of them": _every_pair,
+    },
+    hidden=_hidden,
+    hides=("posenc.config:from_config", "posenc.scaling:scaled_inv_freq", "posenc.rope:rope_inv_freq"),
+    label="ex-ch14-config-inv-freq",
+)

@@ -1,0 +1,63 @@
+"""Chapter 15: a quoted curve's value between two quoted lengths (``interpolate_at_length``)."""
+
+import numpy as np
+
+from ... import papers
+from ..engine import Exercise
+
+
+def interpolate_at_length(lengths, values, length):
+    """The reference: :func:`posenc.interpolate_at_length`."""
+    return papers.interpolate_at_length(lengths, values, length)
+
+
+def _linear_in_length(lengths, values, length):
+    return float(np.interp(length, lengths, values))
+
+
+def _nearest(lengths, values, length):
+    lengths = np.asarray(lengths, dtype=float)
+    return float(np.asarray(values, dtype=float)[np.argmin(np.abs(np.log(lengths) - np.log(length)))])
+
+
+def _geometric(lengths, values, length):
+    return float(np.exp(np.interp(np.log(length), np.log(lengths), np.log(values))))
+
+
+def _hidden(rng):
+    cases = []
+    for _ in range(4):
+        n = int(rng.integers(3, 9))
+        lengths = np.cumsum(rng.integers(256, 8192, size=n)).tolist()
+        values = rng.uniform(1.5, 12.0, size=n).round(2).tolist()
+        j = int(rng.integers(0, n - 1))
+        length = float(np.exp(rng.uniform(np.log(lengths[j]), np.log(lengths[j + 1]))))
+        cases.append({"lengths": lengths, "values": values, "length": length})
+    return cases
+
+
+INTERPOLATE = Exercise(
+    "paper_interpolate",
+    "my_interpolate_at_length(lengths, values, length)",
+    interpolate_at_length,
+    [
+        # YaRN paper, Table 1, PI (s = 2): at a quoted length, and between two
+        {"lengths": [2048, 4096, 6144, 8192, 10240], "values": [3.92, 3.51, 3.51, 3.34, 8.07], "length": 4096},
+        {"lengths": [2048, 4096, 6144, 8192, 10240], "values": [3.92, 3.51, 3.51, 3.34, 8.07], "length": 9000},
+        # Table 2, YaRN (s = 32) 7B: unevenly spaced lengths
+        {"lengths": [8192, 32768, 65536, 98304, 131072], "values": [3.56, 2.70, 2.45, 2.36, 2.37], "length": 16384},
+        {"lengths": [8192, 32768, 65536, 98304, 131072], "values": [3.56, 2.70, 2.45, 2.36, 2.37], "length": 120000},
+        # a passkey accuracy that falls to 0 (authors' repository, NTK-aware, LLaMA 7B at 32k)
+        {"lengths": [2048, 4096, 8192, 16384, 32768], "values": [0.84, 0.8, 0.9, 0.92, 0.0], "length": 20000},
+    ],
+    {
+        "interpolate linearly in log(length), the axis the quoted lengths are spaced on: halfway between "
+        "8192 and 32768 is 16384, not 20480": _linear_in_length,
+        "between two quoted lengths, blend the two neighbouring values; do not take the nearest one": _nearest,
+        "interpolate the values themselves, not their logarithms (a value of 0 must stay reachable)": _geometric,
+    },
+    returns="float",
+    hidden=_hidden,
+    hides=("posenc.papers:interpolate_at_length", "posenc.papers:relative_to_length"),
+    label="ex-ch15-interpolate",
+)

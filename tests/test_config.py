@@ -1,0 +1,458 @@
+"""posenc.from_config against transformers' rope init functions and layer patterns; the query scales by hand."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from transformers import (
+    DeepseekV3Config,
+    Gemma3TextConfig,
+    GptOssConfig,
+    Llama4TextConfig,
+    LlamaConfig,
+    ModernBertConfig,
+    SmolLM3Config,
+)
+from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+from transformers.models.gemma3.modeling_gemma3 import Gemma3RotaryEmbedding
+from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+from transformers.models.modernbert.modeling_modernbert import ModernBertRotaryEmbedding
+
+import posenc
+
+HEAD, BASE, ORIGINAL = 64, 10000.0, 512
+
+
+def reference(config, method, seq_len=None, layer_type=None):
+    """transformers' (inv_freq, attention_factor) for ``config`` as float64 NumPy."""
+    with torch.no_grad():
+        if method == "default":
+            inv, factor = LlamaRotaryEmbedding.compute_default_rope_parameters(config)
+        else:
+            kwargs = {} if layer_type is None else {"layer_type": layer_type}
+            inv, factor = ROPE_INIT_FUNCTIONS[method](config, "cpu", seq_len=seq_len, **kwargs)
+    return inv.double().numpy(), float(factor)
+
+
+def cases():
+    """(method, rope parameters beyond type/theta, partial factor, seq_len) for every supported rope_type."""
+    pairs = HEAD // 2
+    rng = np.random.default_rng(0)
+    short = [float(x) for x in 1.0 + rng.random(pairs)]
+    long = [float(x) for x in 2.0 + 4 * rng.random(pairs)]
+    half_short, half_long = short[: pairs // 2], long[: pairs // 2]
+    all_cases = [
+        ("default", {}, 1.0, None),
+        ("linear", {"factor": 4.0}, 1.0, None),
+        ("linear", {"factor": 2.5}, 0.5, None),
+        ("dynamic", {"factor": 4.0}, 1.0, None),
+        ("dynamic", {"factor": 2.0}, 1.0, 3000),
+        ("dynamic", {"factor": 2.0}, 0.5, 5000),
+        ("yarn", {"factor": 8.0, "original_max_position_embeddings": ORIGINAL}, 1.0, None),
+        (
+            "yarn",
+            {
+                "factor": 16.0,
+                "original_max_position_embeddings": ORIGINAL,
+                "beta_fast": 16.0,
+                "beta_slow": 2.0,
+                "truncate": False,
+            },
+            1.0,
+            None,
+        ),
+        (
+            "yarn",
+            {"factor": 40.0, "original_max_position_embeddings": ORIGINAL, "mscale": 0.707, "mscale_all_dim": 0.707},
+            0.5,
+            None,
+        ),
+        ("yarn", {"factor": 4.0, "original_max_position_embeddings": ORIGINAL, "attention_factor": 1.5}, 1.0, None),
+        (
+            "llama3",
+            {
+                "factor": 8.0,
+                "low_freq_factor": 1.0,
+                "high_freq_factor": 4.0,
+                "original_max_position_embeddings": ORIGINAL,
+            },
+            1.0,
+            None,
+        ),
+        (
+            "llama3",
+            {
+                "factor": 32.0,
+                "low_freq_factor": 2.0,
+                "high_freq_factor": 8.0,
+                "original_max_position_embeddings": ORIGINAL,
+            },
+            0.5,
+            None,
+        ),
+        (
+            "longrope",
+            {"short_factor": short, "long_factor": long, "original_max_position_embeddings": ORIGINAL},
+            1.0,
+            None,
+        ),
+        (
+            "longrope",
+            {"short_factor": short, "long_factor": long, "original_max_position_embeddings": ORIGINAL},
+            1.0,
+            4 * ORIGINAL,
+        ),
+        (
+            "longrope",
+            {
+                "short_factor": half_short,
+                "long_factor": half_long,
+                "factor": 3.0,
+                "original_max_position_embeddings": ORIGINAL,
+            },
+            0.5,
+            2 * ORIGINAL,
+        ),
+        ("proportional", {"factor": 1.0}, 0.25, None),
+        ("proportional", {"factor": 2.0}, 0.5, None),
+    ]
+    supported = set(posenc.SCALING_METHODS)
+    return [c for c in all_cases if c[0] in supported and (c[0] == "default" or c[0] in ROPE_INIT_FUNCTIONS)]
+
+
+CASES = cases()
+
+
+def test_every_transformers_rope_type_that_posenc_supports_is_swept():
+    swept = {c[0] for c in CASES}
+    expected = (set(ROPE_INIT_FUNCTIONS) & set(posenc.SCALING_METHODS)) | {"default"}
+    assert swept == expected
+
+
+def transformers_config(method, params, partial):
+    rope = {"rope_type": method, "rope_theta": BASE, **params}
+    if partial != 1.0:
+        rope["partial_rotary_factor"] = partial
+    return LlamaConfig(
+        hidden_size=2 * HEAD,
+        num_attention_heads=2,
+        head_dim=HEAD,
+        num_hidden_layers=3,
+        max_position_embeddings=4 * ORIGINAL,
+        rope_parameters=rope,
+    )
+
+
+def legacy_config(method, params, partial):
+    """The same settings as an old config.json: rope_theta beside rope_scaling with "type"."""
+    config = {
+        "hidden_size": 2 * HEAD,
+        "num_attention_heads": 2,
+        "num_hidden_layers": 3,
+        "max_position_embeddings": 4 * ORIGINAL,
+        "rope_theta": BASE,
+        "rope_scaling": None if method == "default" else {"type": method, **params},
+    }
+    if partial != 1.0:
+        config["partial_rotary_factor"] = partial
+    return config
+
+
+@pytest.mark.parametrize("method,params,partial,seq_len", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_agrees_with_transformers_in_both_config_forms(method, params, partial, seq_len):
+    config = transformers_config(method, params, partial)
+    want_inv, want_factor = reference(config, method, seq_len)
+    for form in (config.to_dict(), legacy_config(method, params, partial), config):
+        layers = posenc.from_config(form, seq_len=seq_len)
+        assert len(layers) == 3
+        for layer in layers:
+            assert layer.rope and layer.inv_freq.dtype == np.float64 and layer.inv_freq.shape == want_inv.shape
+            assert layer.rotary_dim == 2 * want_inv.size
+            np.testing.assert_allclose(layer.inv_freq, want_inv, rtol=2e-6, atol=1e-12)
+            assert layer.attention_factor == pytest.approx(want_factor, rel=1e-6)
+
+
+def test_default_rope_is_the_roformer_formula_by_hand():
+    layers = posenc.from_config({"num_hidden_layers": 1, "head_dim": 8, "rope_theta": 100.0})
+    np.testing.assert_allclose(layers[0].inv_freq, [1.0, 100**-0.25, 0.1, 100**-0.75])
+    assert layers[0].rotary_dim == 8 and layers[0].attention_factor == 1.0 and layers[0].layer_type == "full_attention"
+
+
+def test_deepseek_rotates_only_the_rope_part_of_the_head():
+    rope = {
+        "rope_type": "yarn",
+        "rope_theta": BASE,
+        "factor": 40.0,
+        "original_max_position_embeddings": 4096,
+        "beta_fast": 32,
+        "beta_slow": 1,
+        "mscale": 1.0,
+        "mscale_all_dim": 1.0,
+    }
+    config = DeepseekV3Config(
+        hidden_size=256,
+        num_attention_heads=4,
+        num_hidden_layers=2,
+        qk_rope_head_dim=32,
+        qk_nope_head_dim=64,
+        v_head_dim=64,
+        max_position_embeddings=163840,
+        rope_parameters=rope,
+        n_routed_experts=4,
+        num_experts_per_tok=2,
+        n_group=1,
+        topk_group=1,
+    )
+    want_inv, want_factor = reference(config, "yarn")
+    layers = posenc.from_config(config.to_dict())
+    assert layers[0].head_dim == 32 and layers[0].rotary_dim == 32
+    np.testing.assert_allclose(layers[0].inv_freq, want_inv, rtol=2e-6)
+    assert layers[0].attention_factor == pytest.approx(want_factor)
+
+
+# --- layer patterns ---------------------------------------------------------------------------
+
+
+def test_llama4_every_fourth_layer_is_nope_with_temperature_tuning():
+    config = Llama4TextConfig(
+        hidden_size=64,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=32,
+        num_hidden_layers=8,
+        intermediate_size=32,
+        intermediate_size_mlp=64,
+        num_local_experts=2,
+        no_rope_layer_interval=4,
+        attn_temperature_tuning=True,
+        floor_scale=16,
+        attn_scale=0.5,
+    )
+    layers = posenc.from_config(config.to_dict())
+    assert [int(layer.rope) for layer in layers] == list(config.no_rope_layers) == [1, 1, 1, 0, 1, 1, 1, 0]
+    want_inv, _ = reference(config, "default")
+    positions = np.array([0, 14, 15, 47, 100])
+    for layer in layers:
+        if layer.rope:
+            np.testing.assert_allclose(layer.inv_freq, want_inv, rtol=2e-6)
+            assert layer.temperature_tuning is None
+            np.testing.assert_array_equal(layer.query_scale(positions), 1.0)
+        else:
+            assert layer.rotary_dim == 0 and layer.inv_freq.size == 0 and layer.rope_type is None
+            assert layer.temperature_tuning == (16.0, 0.5)
+            # as Llama4TextAttention computes it, in float64
+            p = torch.tensor(positions, dtype=torch.float64)
+            want = torch.log1p(torch.floor((p + 1.0) / 16)) * 0.5 + 1.0
+            np.testing.assert_allclose(layer.query_scale(positions), want.numpy(), rtol=1e-15)
+
+
+def test_smollm3_nope_layers_from_the_list_and_from_the_interval():
+    config = SmolLM3Config(
+        hidden_size=64,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        num_hidden_layers=12,
+        intermediate_size=32,
+        no_rope_layer_interval=3,
+    )
+    from_list = posenc.from_config(config.to_dict())
+    assert [int(layer.rope) for layer in from_list] == list(config.no_rope_layers)
+    legacy = {
+        "hidden_size": 64,
+        "num_attention_heads": 2,
+        "num_hidden_layers": 12,
+        "rope_theta": 2e6,
+        "no_rope_layer_interval": 3,
+    }
+    assert [layer.rope for layer in posenc.from_config(legacy)] == [bool(f) for f in config.no_rope_layers]
+    assert all(layer.temperature_tuning is None for layer in from_list)
+
+
+def test_gemma3_local_and_global_bases_match_its_rotary_embedding():
+    legacy = {
+        "num_hidden_layers": 7,
+        "head_dim": 32,
+        "hidden_size": 64,
+        "num_attention_heads": 2,
+        "rope_theta": 50000.0,
+        "rope_local_base_freq": 1000.0,
+        "sliding_window_pattern": 3,
+        "rope_scaling": {"rope_type": "linear", "factor": 8.0},
+    }
+    config = Gemma3TextConfig(
+        num_hidden_layers=7,
+        head_dim=32,
+        hidden_size=64,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        rope_theta=50000.0,
+        rope_local_base_freq=1000.0,
+        sliding_window_pattern=3,
+        rope_scaling={"rope_type": "linear", "factor": 8.0},
+    )
+    rotary = Gemma3RotaryEmbedding(config)
+    for form in (legacy, config.to_dict()):
+        layers = posenc.from_config(form)
+        assert [layer.layer_type for layer in layers] == config.layer_types
+        for layer in layers:
+            want = getattr(rotary, f"{layer.layer_type}_inv_freq").double().numpy()
+            np.testing.assert_allclose(layer.inv_freq, want, rtol=2e-6)
+            assert layer.base == (1000.0 if layer.layer_type == "sliding_attention" else 50000.0)
+            assert layer.rope_type == ("default" if layer.layer_type == "sliding_attention" else "linear")
+
+
+def test_modernbert_global_every_third_layer_matches_its_rotary_embedding():
+    legacy = {
+        "num_hidden_layers": 7,
+        "hidden_size": 64,
+        "num_attention_heads": 2,
+        "global_rope_theta": 160000.0,
+        "local_rope_theta": 10000.0,
+        "global_attn_every_n_layers": 3,
+    }
+    config = ModernBertConfig(
+        num_hidden_layers=7,
+        hidden_size=64,
+        num_attention_heads=2,
+        intermediate_size=32,
+        global_rope_theta=160000.0,
+        local_rope_theta=10000.0,
+        global_attn_every_n_layers=3,
+    )
+    rotary = ModernBertRotaryEmbedding(config)
+    for form in (legacy, config.to_dict()):
+        layers = posenc.from_config(form)
+        assert [layer.layer_type for layer in layers] == config.layer_types
+        assert [layer.layer for layer in layers if layer.layer_type == "full_attention"] == [0, 3, 6]
+        for layer in layers:
+            want = getattr(rotary, f"{layer.layer_type}_inv_freq").double().numpy()
+            np.testing.assert_allclose(layer.inv_freq, want, rtol=2e-6)
+
+
+def test_gpt_oss_layer_types_and_yarn_without_truncation():
+    config = GptOssConfig(
+        num_hidden_layers=4,
+        hidden_size=64,
+        head_dim=32,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        intermediate_size=32,
+        num_local_experts=2,
+    )
+    want_inv, want_factor = reference(config, "yarn")
+    layers = posenc.from_config(config.to_dict())
+    assert [layer.layer_type for layer in layers] == config.layer_types
+    for layer in layers:
+        np.testing.assert_allclose(layer.inv_freq, want_inv, rtol=2e-6)
+        assert layer.attention_factor == pytest.approx(want_factor)
+
+
+def test_nested_rope_parameters_with_a_nope_layer_type():
+    config = {
+        "num_hidden_layers": 3,
+        "head_dim": 8,
+        "layer_types": ["full_attention", "nope", "full_attention"],
+        "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 100.0}, "nope": None},
+    }
+    assert [layer.rope for layer in posenc.from_config(config)] == [True, False, True]
+
+
+def test_mrope_section_is_kept():
+    config = {
+        "num_hidden_layers": 1,
+        "head_dim": 16,
+        "rope_theta": 100.0,
+        "rope_scaling": {"type": "mrope", "mrope_section": [2, 3, 3]},
+    }
+    (layer,) = posenc.from_config(config)
+    assert layer.mrope_section == (2, 3, 3)
+    np.testing.assert_allclose(layer.inv_freq, posenc.rope_inv_freq(16, 100.0))
+
+
+def test_results_are_read_only_and_zero_layers_is_empty():
+    (layer,) = posenc.from_config({"num_hidden_layers": 1, "head_dim": 8, "rope_theta": 100.0})
+    with pytest.raises(ValueError):
+        layer.inv_freq[0] = 0.0
+    assert posenc.from_config({"num_hidden_layers": 0, "head_dim": 8, "rope_theta": 100.0}) == []
+
+
+# --- the query scales, by hand ----------------------------------------------------------------
+
+
+def test_logn_attention_scale_by_hand():
+    # Qwen's logn_list: log(i, L) for i = p + 1 > L, else 1
+    got = posenc.logn_attention_scale([0, 8190, 8191, 8192, 16383], 8192)
+    np.testing.assert_allclose(got, [1.0, 1.0, 1.0, math.log(8193, 8192), 14 / 13], rtol=1e-14)
+
+
+def test_attention_temperature_scale_by_hand():
+    got = posenc.attention_temperature_scale([0, 8190, 8191, 16383, 81919], floor_scale=8192, attn_scale=0.1)
+    np.testing.assert_allclose(got, [1.0, 1.0, 1 + 0.1 * math.log(2), 1 + 0.1 * math.log(3), 1 + 0.1 * math.log(11)])
+
+
+def test_qwen_logn_applies_to_every_layer():
+    config = {
+        "num_hidden_layers": 2,
+        "hidden_size": 32,
+        "num_attention_heads": 2,
+        "rotary_emb_base": 10000,
+        "use_logn_attn": True,
+        "seq_length": 64,
+    }
+    for layer in posenc.from_config(config):
+        np.testing.assert_allclose(layer.query_scale([10, 127]), [1.0, 7 / 6], rtol=1e-14)
+
+
+# --- errors name the field -------------------------------------------------------------------
+
+GOOD = {"num_hidden_layers": 2, "head_dim": 16, "max_position_embeddings": 1024, "rope_theta": 100.0}
+
+
+@pytest.mark.parametrize(
+    "change,error,field",
+    [
+        ({"rope_scaling": {"type": "bogus", "factor": 2.0}}, ValueError, "rope_type"),
+        ({"rope_scaling": {"type": "linear"}}, ValueError, "factor"),
+        ({"rope_scaling": {"type": "linear", "factor": "2"}}, TypeError, "factor"),
+        ({"rope_scaling": {"type": "mrope", "mrope_section": [2, 2, 2]}}, ValueError, "mrope_section"),
+        ({"rope_scaling": {"type": "mrope"}}, ValueError, "mrope_section"),
+        ({"partial_rotary_factor": 0.0}, ValueError, "partial_rotary_factor"),
+        ({"partial_rotary_factor": 1.5}, ValueError, "partial_rotary_factor"),
+        ({"partial_rotary_factor": 0.2}, ValueError, "partial_rotary_factor"),
+        ({"rope_theta": "1e4"}, TypeError, "rope_theta"),
+        ({"rope_theta": None}, ValueError, "rope_theta"),
+        ({"num_hidden_layers": None}, ValueError, "num_hidden_layers"),
+        ({"num_hidden_layers": 2.5}, TypeError, "num_hidden_layers"),
+        ({"head_dim": None}, ValueError, "hidden_size"),
+        ({"layer_types": ["full_attention"]}, ValueError, "layer_types"),
+        ({"no_rope_layers": [1, "0"]}, TypeError, "no_rope_layers"),
+        ({"rope_scaling": {"type": "yarn", "factor": 4.0, "truncate": "no"}}, TypeError, "truncate"),
+        (
+            {"rope_scaling": {"type": "dynamic", "factor": 2.0}, "max_position_embeddings": None},
+            ValueError,
+            "max_position_embeddings",
+        ),
+        ({"use_logn_attn": True}, ValueError, "seq_length"),
+        (
+            {
+                "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 10.0}},
+                "layer_types": ["full_attention", "sliding_attention"],
+            },
+            ValueError,
+            "sliding_attention",
+        ),
+    ],
+)
+def test_bad_values_get_errors_naming_the_field(change, error, field):
+    with pytest.raises(error, match=field):
+        posenc.from_config({**GOOD, **change})
+
+
+def test_a_config_that_is_not_a_mapping_and_a_non_rope_zoo_model():
+    with pytest.raises(TypeError, match="config"):
+        posenc.from_config("config.json")
+    with pytest.raises(ValueError, match="learned"):
+        posenc.from_config(posenc.MODELS["GPT-2"])
+    with pytest.raises(ValueError, match="rope_theta"):
+        posenc.from_config(posenc.MODELS["GPT-2"].config)

@@ -1,0 +1,108 @@
+"""The prose keeps its promises: one notation page that every chapter links from its
+opening, each cited work with the same authors, year and title everywhere, and every
+work a chapter cites listed in the bibliography."""
+
+import re
+from collections import defaultdict
+
+import nbformat
+import pytest
+
+from conftest import ROOT, toc_files
+
+NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
+BIBLIOGRAPHY = ROOT / "chapters" / "bibliography.md"
+
+# "- Surname, Surname, ... (2021). *Title*. ..." : one entry of a Sources list or the bibliography
+ENTRY = re.compile(r"^- (?P<authors>[^\n]+?) \((?P<year>\d{4})\)\. \*(?P<title>[^*]+)\*", re.M)
+# "Surname et al. (2021" or "Surname et al. 2021" in running text
+INLINE = re.compile(r"\b([A-Z][\w\-]+) et al\.,? \(?(\d{4})\b")
+
+
+def markdown_of(path):
+    cells = nbformat.read(path, as_version=4).cells
+    return "\n".join(cell.source for cell in cells if cell.cell_type == "markdown")
+
+
+def entries(text):
+    """(authors, year, title) of every list entry in ``text``, continuation lines joined."""
+    text = re.sub(r"\n +", " ", text)
+    return [
+        (match["authors"].strip(), match["year"], re.sub(r"\s+", " ", match["title"]).strip())
+        for match in ENTRY.finditer(text)
+    ]
+
+
+def sources_section(path):
+    text = markdown_of(path)
+    start = text.find("## Sources")
+    assert start >= 0, f"{path.name} has no '## Sources' section"
+    return text[start:]
+
+
+def test_the_parser_reads_an_entry_over_several_lines():
+    text = "## Sources\n\n- Su, Lu, Pan (2021). *RoFormer: Enhanced\n  Transformer*. arXiv.\n- Not an entry\n"
+    assert entries(text) == [("Su, Lu, Pan", "2021", "RoFormer: Enhanced Transformer")]
+
+
+def test_the_notation_page_is_in_the_table_of_contents():
+    assert "chapters/notation" in toc_files()
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_every_chapter_links_the_notation_page_from_its_opening(path):
+    opening = nbformat.read(path, as_version=4).cells[0].source
+    assert "{doc}`notation`" in opening, f"{path.name}: the first cell does not link {{doc}}`notation`"
+
+
+def test_each_work_is_cited_with_the_same_authors_year_and_title_everywhere():
+    bibliography = {title: (authors, year) for authors, year, title in entries(BIBLIOGRAPHY.read_text())}
+    assert len(bibliography) >= 20
+    mismatches, missing = [], []
+    for path in NOTEBOOKS:
+        for authors, year, title in entries(sources_section(path)):
+            if title not in bibliography:
+                missing.append(f"{path.name}: *{title}*")
+            elif bibliography[title] != (authors, year):
+                mismatches.append(f"{path.name}: {authors} ({year}) for *{title}*; bibliography: {bibliography[title]}")
+    assert missing == [], f"cited in a chapter but not in the bibliography: {missing}"
+    assert mismatches == [], f"authors or year differ from the bibliography: {mismatches}"
+
+
+def test_every_chapter_cites_at_least_one_listed_work():
+    for path in NOTEBOOKS:
+        assert entries(sources_section(path)), f"{path.name}: its Sources section lists no work"
+
+
+def test_et_al_citations_in_the_text_name_a_first_author_of_the_bibliography():
+    first_authors = defaultdict(set)
+    for authors, year, _ in entries(BIBLIOGRAPHY.read_text()):
+        first_authors[authors.split(",")[0].strip()].add(year)
+    wrong = []
+    pages = [(path.name, "\n".join(c.source for c in nbformat.read(path, as_version=4).cells)) for path in NOTEBOOKS]
+    pages += [(path.name, path.read_text()) for path in sorted((ROOT / "chapters").glob("*.md"))]
+    for name, text in pages:
+        for surname, year in INLINE.findall(re.sub(r"\s+", " ", text)):
+            if year not in first_authors.get(surname, ()):
+                wrong.append(f"{name}: {surname} et al. {year}")
+    assert wrong == [], f"'et al.' citations whose first author and year are not in the bibliography: {wrong}"
+
+
+def test_the_bibliography_names_every_chapter_that_cites_a_work():
+    """Each paper's entry lists, with {doc}, exactly the chapters whose Sources cite it."""
+    text = re.sub(r"\n +", " ", BIBLIOGRAPHY.read_text())
+    listed = {}
+    for line in text.splitlines():
+        found = entries(line)
+        if found:
+            listed[found[0][2]] = set(re.findall(r"\{doc\}`(\d\d_\w+)`", line))
+    citing = defaultdict(set)
+    for path in NOTEBOOKS:
+        for _, _, title in entries(sources_section(path)):
+            citing[title].add(path.stem)
+    wrong = {
+        title: {"bibliography": sorted(listed[title]), "cited in": sorted(citing[title])}
+        for title in listed
+        if listed[title] != citing[title]
+    }
+    assert wrong == {}, f"bibliography entries whose chapter list differs from the chapters citing them: {wrong}"
