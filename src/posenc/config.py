@@ -122,7 +122,8 @@ class LayerPositions:
     mrope_section : tuple of int or None
         M-RoPE's pairs per axis (temporal, height, width); they sum to ``rotary_dim // 2``.
     temperature_tuning : tuple or None
-        ``(floor_scale, attn_scale)``: Llama 4's query temperature on this layer (:func:`posenc.attention_temperature_scale`).
+        ``(floor_scale, attn_scale)``: Llama 4's query temperature on this layer
+        (:func:`posenc.attention_temperature_scale`).
     logn_length : int or None
         Qwen-1's ``seq_length`` when ``use_logn_attn`` (:func:`posenc.logn_attention_scale`).
     """

@@ -6,6 +6,7 @@ import torch
 
 from ... import rope
 from ..engine import Exercise
+from . import ch08
 
 
 # --- RoPE in the half (rotate_half) layout --------------------------------------------------------
@@ -65,22 +66,9 @@ def _random(shape, seed):
     return np.random.default_rng(1300 + seed).normal(size=shape)
 
 
-def _rope_hidden(rng):
-    cases = []
-    for _ in range(3):
-        seq, half = int(rng.integers(1, 9)), int(rng.integers(1, 17))
-        shape = (*(int(v) for v in rng.integers(1, 4, size=int(rng.integers(0, 3)))), seq, 2 * half)
-        cases.append(
-            {
-                "x": rng.normal(size=shape),
-                "positions": rng.integers(0, 100_000, size=seq),
-                "base": float(np.exp(rng.uniform(np.log(100.0), np.log(1e6)))),
-            }
-        )
-    return cases
-
-
-_PRECISION = "form the angles in float64: at position 2**20 float32 angles are off by up to 0.06 radians"
+# the same regimes as chapter 8's RoPE exercise: leading axes, odd pair counts, large positions
+_rope_hidden = ch08._hidden
+_PRECISION = ch08._PRECISION
 
 ROPE_HALF = Exercise(
     "rope_half",
