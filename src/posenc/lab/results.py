@@ -54,6 +54,17 @@ def load_results(path: str | Path) -> dict:
     return data
 
 
+def _configuration(config: dict, evaluation: dict) -> tuple:
+    """The key that identifies one measured configuration: (task, scheme, extension, finetuned, test_factor)."""
+    return (
+        config["task"],
+        config["scheme"],
+        evaluation["extension"],
+        evaluation["finetuned"],
+        evaluation["test_factor"],
+    )
+
+
 def summarise(runs: list[dict], value: str = "all") -> list[dict]:
     """Mean, minimum and maximum over seeds of each (task, scheme, extension, finetuned, test factor).
 
@@ -65,13 +76,7 @@ def summarise(runs: list[dict], value: str = "all") -> list[dict]:
     for record in runs:
         config = record["config"]
         for evaluation in record["evaluations"]:
-            key = (
-                config["task"],
-                config["scheme"],
-                evaluation["extension"],
-                evaluation["finetuned"],
-                evaluation["test_factor"],
-            )
+            key = _configuration(config, evaluation)
             if evaluation.get(value) is not None:
                 groups[key].append(evaluation[value])
             metrics[key] = evaluation["metric"]
@@ -107,13 +112,7 @@ def _per_seed(runs) -> dict[int, dict[tuple, dict]]:
             raise TypeError(f"runs[{n}] must be a run record with 'config' and 'evaluations', got {_show(record)}")
         config = record["config"]
         for evaluation in record["evaluations"]:
-            key = (
-                config["task"],
-                config["scheme"],
-                evaluation["extension"],
-                evaluation["finetuned"],
-                evaluation["test_factor"],
-            )
+            key = _configuration(config, evaluation)
             seeds[config["seed"]][key] = evaluation
     return dict(sorted(seeds.items()))
 
