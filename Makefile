@@ -41,12 +41,18 @@ book: $(STAMP)
 	@echo ""
 	@echo "The book is at: $(CURDIR)/_build/html/index.html"
 
+# The browser tests need Debian's chromium: installed first where that can be done (root, apt-get),
+# else one line says they will be skipped and how to install it.
 test: $(STAMP)
+	@bash .ci/install-chromium
 	$(BIN)/python -m pytest
+
+# Jupyter refuses to run as root unless told to (containers often run as root).
+ALLOW_ROOT = $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
 lab: $(STAMP)
 	$(BIN)/python -m pip install --quiet jupyterlab
-	$(BIN)/jupyter lab chapters/
+	$(BIN)/jupyter lab $(ALLOW_ROOT) chapters/
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_kernels.py

@@ -171,6 +171,24 @@ VALID_CALLS = {
             truncate="bool",
         ),
     ),
+    "yarn_matched_betas": (
+        dict(
+            base=500.0,
+            original_max_position_embeddings=64,
+            beta_fast=16.0,
+            beta_slow=2.0,
+            reference_base=1000.0,
+            reference_length=512,
+        ),
+        dict(
+            base="real",
+            original_max_position_embeddings="size",
+            beta_fast="real",
+            beta_slow="real",
+            reference_base="real",
+            reference_length="size",
+        ),
+    ),
     "load_paper_results": (dict(path=PAPER_RESULTS), {}),
     "interpolate_at_length": (
         dict(lengths=[2048, 4096, 8192], values=[3.9, 3.5, 3.3], length=6000.0),
@@ -367,6 +385,7 @@ NN_CALLS = {
                 factor="real",
                 original_max_position_embeddings="size",
                 max_len="size",
+                p_rope="fraction",
             ),
         ),
         (dict(q=Q, k=Q, offset=1), dict(q="tensor", k="tensor", positions="array", offset="size")),

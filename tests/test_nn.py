@@ -371,3 +371,41 @@ def test_rotary_module_position_errors():
         module(q, q, positions=np.zeros((2, 1, 5), dtype=int))
     with pytest.raises(ValueError, match=r"positions must be >= 0.*-1"):
         module(q, q, positions=np.array([[0, 1, 2, 3, 4], [-1, 0, 1, 2, 3]]))
+
+
+def test_p_rope_module_stops_the_slow_pairs_and_keeps_the_fast_speeds():
+    module = RotaryEmbedding(16, p_rope=0.5)
+    assert "p_rope=0.5" in repr(module)
+    q, k = randn(2, 40, 16, seed=30), randn(2, 40, 16, seed=31)
+    q_rot, k_rot = module(q, k)
+    inv = posenc.p_rope_inv_freq(16, 10000.0, 0.5)
+    np.testing.assert_array_equal(inv[:4], posenc.rope_inv_freq(16)[:4])  # the fastest four, unchanged
+    assert np.all(inv[4:] == 0)
+    torch.testing.assert_close(q_rot, posenc.apply_rope(q, np.arange(40), inv))
+    torch.testing.assert_close(k_rot, posenc.apply_rope(k, np.arange(40), inv))
+    # the stopped pairs never turn: dimensions 4-7 and 12-15 pass unchanged (half layout)
+    for stopped in (slice(4, 8), slice(12, 16)):
+        torch.testing.assert_close(q_rot[..., stopped], q[..., stopped], atol=0, rtol=0)
+    # p-RoPE applies after a scaling method: YaRN's speeds, then the slow half stopped
+    yarn = RotaryEmbedding(16, scaling="yarn", factor=4.0, original_max_position_embeddings=32, p_rope=0.5)
+    inv_yarn, attention = posenc.scaled_inv_freq("yarn", 16, 10000.0, 4.0, 32)
+    inv_yarn[4:] = 0
+    torch.testing.assert_close(yarn(q, k)[0], posenc.apply_rope(q, np.arange(40), inv_yarn, "half", attention))
+    with pytest.raises(ValueError, match="p_rope must be between 0 and 1"):
+        RotaryEmbedding(16, p_rope=1.5)
+
+
+def test_longrope_rotary_switches_to_the_long_factors_past_the_original_length():
+    short, long = [1.0, 1.1, 1.2, 1.5], [1.0, 2.0, 4.0, 8.0]
+    module = RotaryEmbedding(
+        8, scaling="longrope", factor=4.0, original_max_position_embeddings=32, short_factor=short, long_factor=long
+    )
+    for length, factors in ((32, short), (33, long), (100, long), (20, short)):
+        q = randn(1, length, 8, seed=length)
+        inv, attention = posenc.scaled_inv_freq(
+            "longrope", 8, 10000.0, 4.0, 32, short_factor=short, long_factor=long, seq_len=length
+        )
+        np.testing.assert_allclose(inv, posenc.rope_inv_freq(8) / np.array(factors))
+        torch.testing.assert_close(module(q, q)[0], posenc.apply_rope(q, np.arange(length), inv, "half", attention))
+    with pytest.raises(TypeError, match="sets seq_len for method 'longrope'"):
+        RotaryEmbedding(8, scaling="longrope", seq_len=10)

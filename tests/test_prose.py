@@ -1,6 +1,7 @@
 """The prose keeps its promises: one notation page that every chapter links from its
 opening, each cited work with the same authors, year and title everywhere, and every
-work a chapter cites listed in the bibliography."""
+work a chapter cites listed in the bibliography; every chapter's first code cell says how to
+install posenc when it is missing."""
 
 import re
 from collections import defaultdict
@@ -53,6 +54,26 @@ def test_the_notation_page_is_in_the_table_of_contents():
 def test_every_chapter_links_the_notation_page_from_its_opening(path):
     opening = nbformat.read(path, as_version=4).cells[0].source
     assert "{doc}`notation`" in opening, f"{path.name}: the first cell does not link {{doc}}`notation`"
+
+
+# The first code cell of every chapter starts with this: a reader without posenc learns how to
+# install it. No URL: the book names no public repository until it is published (_config.yml).
+INSTALL_CHECK = """try:
+    import posenc
+except ImportError:
+    raise ModuleNotFoundError(
+        "This notebook needs the book's library posenc: in a clone of the book's "
+        "repository, run `pip install -e .` at its root (or `make lab`)."
+    ) from None
+"""
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_every_chapter_says_how_to_install_posenc_when_it_is_missing(path):
+    first = next(c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code").source
+    assert first.startswith(INSTALL_CHECK), (
+        f"{path.name}: the first code cell must start with the install check every chapter shares:\n{INSTALL_CHECK}"
+    )
 
 
 def test_each_work_is_cited_with_the_same_authors_year_and_title_everywhere():

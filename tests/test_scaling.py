@@ -553,3 +553,20 @@ def test_yarn_equal_betas_is_a_step_at_the_correction_dimension():
     truncated = posenc.yarn_ramp(128, 10000.0, 4096, 4.0, 4.0)
     low, high = math.floor(x), math.ceil(x)
     np.testing.assert_allclose(truncated, np.clip((i - low) / (high - low), 0, 1))
+
+
+def test_matched_yarn_betas_keep_the_band_on_the_same_fraction_of_pairs():
+    # for the reference (Llama 2: base 10000, L = 4096) the paper's betas come back unchanged
+    assert posenc.yarn_matched_betas(10000.0, 4096) == pytest.approx((32.0, 1.0), rel=1e-12)
+    # same base: the betas scale with L (turns are proportional to L); by hand, 32 * 32 / 4096
+    assert posenc.yarn_matched_betas(10000.0, 32) == pytest.approx((0.25, 1 / 128), rel=1e-12)
+    # another base and head size: the band's edges sit at the same fraction of the pairs
+    for base, length, head_dim in ((500000.0, 8192, 128), (1e6, 32768, 64), (10000.0, 64, 16)):
+        fast, slow = posenc.yarn_matched_betas(base, length)
+        for beta, matched in ((32.0, fast), (1.0, slow)):
+            reference = posenc.yarn_correction_dim(beta, 128, 10000.0, 4096) / 64
+            assert posenc.yarn_correction_dim(matched, head_dim, base, length) / (head_dim / 2) == pytest.approx(
+                reference, rel=1e-12
+            )
+    with pytest.raises(ValueError, match="reference_base"):
+        posenc.yarn_matched_betas(10000.0, 64, reference_base=1.0)

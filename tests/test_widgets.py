@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from posenc.widgets import Explorer, choice, player_html, slider, static_mode
+from posenc.widgets import Explorer, choice, format_value, player_html, slider, static_mode
 
 
 def explorer_setup():
@@ -52,6 +52,38 @@ def test_slider_kinds_and_clamping():
         slider(5, 5, 5)
     with pytest.raises(ValueError, match="not one of the options"):
         choice(["a"], "b")
+
+
+def test_log_sliders_keep_their_default_and_frames_exactly():
+    length = slider(64, 65536, 4096, log=True, frames=(64, 256, 2048, 8192, 65536))
+    assert length.value == 4096 and isinstance(length.value, int)
+    stops = length.stops()
+    assert all(isinstance(v, int) for v in stops) and stops[0] == 64 and stops[-1] == 65536
+    assert {4096, 256, 2048, 8192} <= set(stops) and stops == tuple(sorted(set(stops)))
+    assert length.clamp(4100) == 4096 and length.clamp(4038.0) == 4096 and length.clamp(10**9) == 65536
+    assert length.default_frames() == (64, 256, 2048, 8192, 65536)
+    for minimum, maximum, value in ((1.0, 32.0, 8.0), (2.0, 64.0, 32.0), (0.125, 1.5, 1.0), (0.001, 1.0, 0.02)):
+        control = slider(minimum, maximum, value, log=True)
+        assert control.value == value and value in control.stops()
+        assert control.clamp(value * 1.001) == value
+        steps = np.diff(np.log10(control.stops()))
+        assert steps.min() > 0.015 and steps.max() < 0.07  # about 20 stops per decade
+    # the live slider offers exactly those stops and starts at the default
+    import ipywidgets as widgets
+
+    made = Explorer._make_widget("L", slider(64, 65536, 4096, log=True, label="L (tokens)"), widgets)
+    assert made.value == 4096 and made.description == "L (tokens)"
+    assert ("4,096", 4096) in made.options and made.options[-1] == ("65,536", 65536)
+
+
+def test_readouts_are_readable():
+    cases = {10000.0: "10,000", 65536: "65,536", 8.0: "8", 7.943282: "7.943", 0.99312: "0.9931", 1.4568: "1.457"}
+    cases |= {0.02: "0.02", 31.66: "31.66", 1e7: "10,000,000", 1.5e-5: "1.5e-05", 0.5: "0.5", "q = k": "q = k"}
+    assert {value: format_value(value) for value in cases} == cases
+    import ipywidgets as widgets
+
+    assert Explorer._make_widget("n", slider(16, 1024, 512, step=16), widgets).readout_format == ",d"
+    assert Explorer._make_widget("s", slider(1.0, 32.0, 8.0, step=0.5), widgets).readout_format == ",.1f"
 
 
 def test_render_clamps_and_times_every_redraw():

@@ -87,6 +87,7 @@ from .scaling import (
     yarn_attention_factor,
     yarn_correction_dim,
     yarn_correction_range,
+    yarn_matched_betas,
     yarn_ramp,
     yarn_softmax_scale_multiplier,
 )
@@ -128,6 +129,7 @@ __all__ = [
     "yarn_attention_factor",
     "yarn_correction_dim",
     "yarn_correction_range",
+    "yarn_matched_betas",
     "yarn_ramp",
     "yarn_softmax_scale_multiplier",
     "longrope_attention_factor",

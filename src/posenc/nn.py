@@ -183,6 +183,7 @@ class RotaryEmbedding(nn.Module):
         original_max_position_embeddings: int = 2048,
         max_len: int = 2048,
         partial_rotary_factor: float = 1.0,
+        p_rope: float = 1.0,
         **scaling_params,
     ):
         super().__init__()
@@ -202,12 +203,17 @@ class RotaryEmbedding(nn.Module):
                 f"partial_rotary_factor={partial_rotary_factor} gives rotary_dim = int({self.head_dim} * "
                 f"{partial_rotary_factor}) = {self.rotary_dim}; it must be even and >= 2 (dimensions rotate in pairs)"
             )
+        self.p_rope = check_real("p_rope", p_rope, minimum=0.0)
+        if self.p_rope > 1:
+            raise ValueError(f"p_rope must be between 0 and 1 (the fraction of pairs that rotate), got {p_rope}")
         self.factor = factor
         self.original_max_position_embeddings = original_max_position_embeddings
         self.scaling_params = dict(scaling_params)
-        self._dynamic = self.scaling == "dynamic"
+        self._dynamic = self.scaling in ("dynamic", "longrope")  # speeds that depend on the current length
         if self._dynamic and "seq_len" in self.scaling_params:
-            raise TypeError("RotaryEmbedding sets seq_len for method 'dynamic' from its input; do not pass it")
+            raise TypeError(
+                f"RotaryEmbedding sets seq_len for method {self.scaling!r} from its input; do not pass it"
+            )
         max_len = check_int("max_len", max_len, minimum=1)
         self.cache_limit = max(max_len, ROTARY_CACHE_ROWS)
         inv_freq, self.attention_factor = self._frequencies(original_max_position_embeddings)
@@ -221,9 +227,13 @@ class RotaryEmbedding(nn.Module):
 
     def _frequencies(self, seq_len: int) -> tuple[np.ndarray, float]:
         params = dict(self.scaling_params, seq_len=seq_len) if self._dynamic else self.scaling_params
-        return scaled_inv_freq(
+        inv_freq, attention_factor = scaled_inv_freq(
             self.scaling, self.rotary_dim, self.base, self.factor, self.original_max_position_embeddings, **params
         )
+        if self.p_rope < 1:
+            inv_freq = inv_freq.copy()
+            inv_freq[int(self.p_rope * self.rotary_dim // 2) :] = 0.0
+        return inv_freq, attention_factor
 
     def _build_tables(self, length: int) -> None:
         cos, sin = rope_cos_sin(np.arange(length), self._cached_inv_freq, self.attention_factor)
@@ -334,6 +344,7 @@ class RotaryEmbedding(nn.Module):
 
     def extra_repr(self) -> str:
         partial = f", rotary_dim={self.rotary_dim}" if self.rotary_dim != self.head_dim else ""
+        partial += f", p_rope={self.p_rope}" if self.p_rope < 1 else ""
         return (
             f"head_dim={self.head_dim}, base={self.base}, layout={self.layout!r}, scaling={self.scaling!r}, "
             f"factor={self.factor}, attention_factor={self.attention_factor:.4f}{partial}"

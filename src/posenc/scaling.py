@@ -39,6 +39,7 @@ __all__ = [
     "linear_scaling",
     "llama3_scaling",
     "longrope_attention_factor",
+    "yarn_matched_betas",
     "longrope_scaling",
     "ntk_scaled_base",
     "ntk_scaling",
@@ -314,6 +315,43 @@ def yarn_correction_range(
     if truncate:
         low, high = math.floor(low), math.ceil(high)
     return max(low, 0), min(high, head_dim - 1)
+
+
+#: The model YaRN's default betas (32, 1) were chosen for: Llama 2 (base 10000, L = 4096).
+YARN_REFERENCE = {"base": 10000.0, "original_max_position_embeddings": 4096}
+
+
+def yarn_matched_betas(
+    base: float,
+    original_max_position_embeddings: int,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+    reference_base: float = YARN_REFERENCE["base"],
+    reference_length: int = YARN_REFERENCE["original_max_position_embeddings"],
+) -> tuple[float, float]:
+    """Betas that put YaRN's band on the same *fraction* of a model's pairs as ``(beta_fast, beta_slow)``
+    put it for the reference model (default: Llama 2, base 10000, L = 4096, for which the YaRN
+    paper's betas 32 and 1 were chosen).
+
+    A pair completes ``r`` turns within ``L`` at the fractional index
+    ``(d/2) ln(L / (2 pi r)) / ln b`` (:func:`posenc.yarn_correction_dim`), so the fraction of
+    the pairs below it, ``f(r) = ln(L / (2 pi r)) / ln b``, does not depend on the head size.
+    Keeping ``f`` fixed gives ``r' = (L' / (2 pi)) b'^(-f)``: with the reference's base,
+    simply ``r * L' / L_ref``. This is this book's rule (chapters 11 and 12), not the
+    paper's: the paper fixes the betas in turns. For the reference model it returns the
+    betas unchanged.
+    """
+    beta_fast = check_real("beta_fast", beta_fast, positive=True)
+    beta_slow = check_real("beta_slow", beta_slow, positive=True)
+    base = check_base(base)
+    length = check_int("original_max_position_embeddings", original_max_position_embeddings, minimum=1)
+    reference_base = check_real("reference_base", reference_base, strictly_above=1.0)
+    reference_length = check_int("reference_length", reference_length, minimum=1)
+    matched = []
+    for beta in (beta_fast, beta_slow):
+        fraction = math.log(reference_length / (2 * math.pi * beta)) / math.log(reference_base)
+        matched.append(length / (2 * math.pi) * base ** (-fraction))
+    return matched[0], matched[1]
 
 
 def yarn_ramp(

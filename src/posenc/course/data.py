@@ -300,8 +300,9 @@ ACTIVITIES: dict[str, Activity] = {
             15,
             rubric=(
                 "A prediction per scheme (above 0.9 at 4L or not) with a reason, written before looking.",
-                "Compared with the measurements: none stays above 0.9 (RoPE just misses, 0.899); absolute schemes "
-                "fail past L; ALiBi and NoPE fail 'three back' even within L.",
+                "Compared with the measurements (printed in the solution): only RoPE and p-RoPE come near 0.9 at 4L; "
+                "the absolute schemes fail past L; ALiBi and NoPE fail 'three back' even within L; partial RoPE "
+                "and the RoPE/NoPE hybrid fall well below.",
             ),
         ),
         Activity(
@@ -320,11 +321,12 @@ ACTIVITIES: dict[str, Activity] = {
             "investigation",
             20,
             rubric=(
-                "Measures zero-shot accuracy at 4L for the five (beta_fast, beta_slow) pairs and prints each ramp.",
-                "Notes that at L = 32 a beta_fast of 2 or more is clamped below pair 0: (2, 0.05) and (32, 0.05) "
-                "give the same ramp and the same accuracy.",
+                "Measures zero-shot accuracy at 4L for the six (beta_fast, beta_slow) pairs and prints each ramp.",
+                "Notes that at L = 32 a beta_fast of 4 or 32 puts the boundary below pair 1, rounded down or "
+                "clamped to pair 0: (32, 1) and (4, 1) give the same ramp and the same accuracy.",
                 "Identifies the slow pairs (less than one turn within L, pairs 2 and up) as the ones that decide "
-                "the result: ramps that leave part of them unscaled do worse than the defaults.",
+                "the result: ramps that leave part of them unscaled, the matched betas included, do worse than "
+                "the defaults in this run.",
             ),
         ),
         _impl("ex-ch13-fix-rope", "rope_half", 15),

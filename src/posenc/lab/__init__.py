@@ -6,19 +6,22 @@
     record = lab.run(lab.RunConfig.for_task("lookup", scheme="rope", seed=0))
 """
 
-from .data import CharCorpus, char_corpus, lookup_batch, stdlib_docstrings
-from .model import SCHEMES, ModelConfig, TinyTransformer
+from .data import CharCorpus, char_corpus, lookup_batch, passkey_batch, passkey_vocab, stdlib_docstrings
+from .model import ROTARY_SCHEMES, SCHEMES, ModelConfig, TinyTransformer
 from .results import (
     load_checkpoint,
     load_results,
+    mean_interval,
     save_checkpoint,
     seed_values,
     seeds_agreeing,
     seeds_phrase,
     summarise,
+    t_quantile,
 )
 from .train import (
     EXTENSIONS,
+    PASSKEY_DEPTHS,
     TASKS,
     RunConfig,
     build_model,
@@ -27,6 +30,7 @@ from .train import (
     learned_position_table,
     per_position,
     run,
+    search_longrope_factors,
     strip_model,
     train,
 )
@@ -57,4 +61,11 @@ __all__ = [
     "seed_values",
     "seeds_agreeing",
     "seeds_phrase",
+    "t_quantile",
+    "mean_interval",
+    "passkey_batch",
+    "passkey_vocab",
+    "search_longrope_factors",
+    "PASSKEY_DEPTHS",
+    "ROTARY_SCHEMES",
 ]

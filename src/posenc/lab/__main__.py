@@ -4,14 +4,20 @@ Examples::
 
     python -m posenc.lab run --task lookup --scheme rope --seed 0
     python -m posenc.lab table --task text --seed 0 --steps 3000 --out chapters/data/learned_table_text_seed0.npz
-    python -m posenc.lab sweep --seeds 0 1 2 --finetune-steps 100 --out chapters/data/lab_results.json
+    python -m posenc.lab sweep --seeds 0 1 2 3 4 --finetune-steps 100 --jobs 2 --threads 1 \
+        --out chapters/data/lab_results.json
     python -m posenc.lab summary chapters/data/lab_results.json
+
+A sweep is resumable: the results file is rewritten (atomically) after every finished run,
+and a rerun with the same settings skips the runs the file already holds.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
+import multiprocessing
 import shlex
 import sys
 import time
@@ -23,6 +29,10 @@ from .._files import atomic_path, write_atomic
 from .model import SCHEMES
 from .results import RESULTS_SCHEMA, load_results, save_checkpoint, summarise
 from .train import TASKS, RunConfig, learned_position_table, run, strip_model, versions
+
+#: Settings that change how fast a run goes, not what it computes (in principle): a finished
+#: run is reused whatever they were.
+_HOW_NOT_WHAT = ("threads", "device")
 
 
 def _count(minimum: int):
@@ -69,17 +79,93 @@ def _config(args, task: str, scheme: str, seed: int) -> RunConfig:
     return RunConfig.for_task(task, **overrides)
 
 
-def _run_many(args, tasks, schemes, seeds) -> list[dict]:
-    records = []
-    for task in tasks:
-        for scheme in schemes:
-            for seed in seeds:
-                config = _config(args, task, scheme, seed)
-                record = run(config, progress=None if args.quiet else progress_bar(f"{task}/{scheme}/seed {seed}"))
-                if args.checkpoints:
-                    save_checkpoint(record["model"], Path(args.checkpoints) / f"{task}-{scheme}-seed{seed}.pt")
-                records.append(strip_model(record))
+def _identity(config: dict) -> str:
+    """What a run computes: its config without the settings of :data:`_HOW_NOT_WHAT`."""
+    return json.dumps({k: v for k, v in config.items() if k not in _HOW_NOT_WHAT}, sort_keys=True)
+
+
+def _rounded(value):
+    """Floats to 6 significant digits (ample for these metrics; keeps the results file small)."""
+    if isinstance(value, float):
+        return float(f"{value:.6g}")
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_rounded(v) for v in value]
+    return value
+
+
+def _one_run(config: RunConfig, checkpoints, show_steps: bool) -> dict:
+    label = f"{config.task}/{config.scheme}/seed {config.seed}"
+    record = run(config, progress=progress_bar(label) if show_steps else None)
+    if checkpoints:
+        name = f"{config.task}-{config.scheme}-seed{config.seed}.pt"
+        save_checkpoint(record["model"], Path(checkpoints) / name)
+    return _rounded(strip_model(record))
+
+
+class _BadResultsFile(Exception):
+    """The file a sweep would resume from is not a results file of this lab."""
+
+
+def _previous_runs(out: Path) -> tuple[list[dict], float]:
+    """The runs and compute seconds of an existing results file (none when there is no file)."""
+    if not out.exists():
+        return [], 0.0
+    try:
+        data = load_results(out)
+        for record in data["runs"]:
+            _identity(record["config"])
+        return data["runs"], float(data.get("seconds", 0.0))
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise _BadResultsFile(f"{_why(error)}; move it away or choose another --out") from error
+
+
+def _run_many(args, tasks, schemes, seeds, argv) -> list[dict]:
+    """Run every (task, scheme, seed) the file lacks, ``args.jobs`` at a time; write after each."""
+    configs = [_config(args, task, scheme, seed) for task in tasks for scheme in schemes for seed in seeds]
+    wanted = {_identity(json.loads(json.dumps(c.__dict__))): c for c in configs}
+    previous, seconds_before = _previous_runs(args.out)
+    kept = [r for r in previous if _identity(r["config"]) in wanted]
+    done = {_identity(r["config"]) for r in kept}
+    todo = [c for key, c in wanted.items() if key not in done]
+    records = list(kept)
+    total, start = len(configs), time.perf_counter()
+    if kept:
+        print(f"{args.out}: {len(kept)} of the {total} runs are done already; running the other {len(todo)}")
+
+    def finished(record: dict) -> None:
+        records.append(record)
+        elapsed = time.perf_counter() - start
+        count = len(records) - len(kept)
+        eta = elapsed / count * (len(todo) - count)
+        c = record["config"]
+        _write(records, args.out, argv, seconds_before + elapsed)
+        if not args.quiet:
+            sys.stderr.write(
+                f"[{len(records):3d}/{total}] {c['task']}/{c['scheme']}/seed {c['seed']} done "
+                f"({record['training']['seconds']:.0f} s training); elapsed {elapsed / 60:.1f} min, "
+                f"about {eta / 60:.1f} min to go\n"
+            )
+
+    show_steps = args.jobs == 1 and not args.quiet
+    if args.jobs == 1:
+        for config in todo:
+            finished(_one_run(config, args.checkpoints, show_steps))
+    elif todo:
+        context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
+            futures = [pool.submit(_one_run, config, args.checkpoints, False) for config in todo]
+            for future in concurrent.futures.as_completed(futures):
+                finished(future.result())
+    if not todo:
+        _write(records, args.out, argv, seconds_before)
     return records
+
+
+def _order(record: dict) -> tuple:
+    c = record["config"]
+    return (c["task"], c["scheme"], c["seed"])
 
 
 def _write(records: list[dict], out: Path, argv: list[str], seconds: float) -> None:
@@ -88,10 +174,9 @@ def _write(records: list[dict], out: Path, argv: list[str], seconds: float) -> N
         "command": "python -m posenc.lab " + " ".join(shlex.quote(a) for a in argv),
         "versions": versions(),
         "seconds": round(seconds, 1),
-        "runs": records,
+        "runs": sorted(records, key=_order),
     }
-    write_atomic(out, json.dumps(data, indent=1) + "\n")
-    print(f"wrote {len(records)} runs to {out}")
+    write_atomic(out, json.dumps(data, separators=(",", ":")) + "\n")
 
 
 def _write_table(args, argv: list[str]) -> None:
@@ -147,13 +232,17 @@ def main(argv: list[str] | None = None) -> int:
         else:
             sub.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS))
             sub.add_argument("--schemes", nargs="+", choices=SCHEMES, default=list(SCHEMES))
-            sub.add_argument("--seeds", nargs="+", type=_count(0), default=[0, 1, 2])
+            sub.add_argument("--seeds", nargs="+", type=_count(0), default=[0, 1, 2, 3, 4])
         sub.add_argument("--steps", type=_count(1), default=None, help="training steps (default: the task's)")
         sub.add_argument(
-            "--finetune-steps", type=_count(0), default=0, help="fine-tune RoPE at 4x with each extension"
+            "--finetune-steps",
+            type=_count(0),
+            default=0,
+            help="fine-tuning steps of the RoPE model at the target length (4x; 8x for passkey), per extension",
         )
         sub.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
-        sub.add_argument("--threads", type=_count(1), default=2, help="torch CPU threads")
+        sub.add_argument("--threads", type=_count(1), default=2, help="torch CPU threads (per job)")
+        sub.add_argument("--jobs", type=_count(1), default=1, help="runs at a time, each in its own process")
         sub.add_argument("--out", type=Path, default=Path("lab_results.json"))
         sub.add_argument("--checkpoints", type=Path, default=None, help="folder for float16 checkpoints")
         sub.add_argument("--quiet", action="store_true")
@@ -186,12 +275,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "table":
         _write_table(args, argv)
         return 0
-    start = time.perf_counter()
-    if args.command == "run":
-        records = _run_many(args, [args.task], [args.scheme], [args.seed])
-    else:
-        records = _run_many(args, args.tasks, args.schemes, args.seeds)
-    _write(records, args.out, argv, time.perf_counter() - start)
+    try:
+        if args.command == "run":
+            records = _run_many(args, [args.task], [args.scheme], [args.seed], argv)
+        else:
+            records = _run_many(args, args.tasks, args.schemes, args.seeds, argv)
+    except _BadResultsFile as error:
+        print(f"python -m posenc.lab {args.command}: {args.out}: {error}", file=sys.stderr)
+        return 1
+    print(f"{args.out}: {len(records)} runs")
     return 0
 
 

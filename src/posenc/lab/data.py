@@ -1,4 +1,5 @@
-"""The lab's two tasks: a synthetic lookup task and character-level text from Python's own docstrings."""
+"""The lab's three tasks: lookup (the token k back), passkey retrieval, and character-level text from
+Python's own docstrings."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import torch
 
 from .._validation import check_int
 
-__all__ = ["lookup_batch", "stdlib_docstrings", "CharCorpus", "char_corpus"]
+__all__ = ["lookup_batch", "passkey_batch", "passkey_vocab", "stdlib_docstrings", "CharCorpus", "char_corpus"]
 
 
 def lookup_batch(batch_size: int, length: int, vocab: int, k: int, generator: torch.Generator):
@@ -26,6 +27,45 @@ def lookup_batch(batch_size: int, length: int, vocab: int, k: int, generator: to
     targets = torch.full_like(tokens, -100)
     targets[:, k:] = tokens[:, :-k]
     return tokens, targets
+
+
+def passkey_vocab(keys: int) -> int:
+    """The passkey task's vocabulary for ``keys`` possible keys: ``keys`` ordinary tokens (filler and
+    keys alike), the marker and the question."""
+    return check_int("keys", keys, minimum=2) + 2
+
+
+def passkey_batch(batch_size: int, length: int, keys: int, generator: torch.Generator, depth=None):
+    """Passkey retrieval in miniature: filler, a marked key at some depth, and the question at the end.
+
+    The papers' test (Mohtashami and Jaggi 2023; section 4.3.2 of the YaRN paper) hides a
+    five-digit number in long filler text and asks for it back at the end. Here a sequence of ``length`` tokens holds random tokens from ``0 .. keys - 1``; the
+    marker ``keys`` ("the pass key is") at position ``p``, the key (one more token from
+    ``0 .. keys - 1``) at ``p + 1``, and the question ``keys + 1`` last. Only the last position
+    is scored, its target the key. The key looks like any filler token: only its place, right
+    after the marker, singles it out, so the model needs both content (the marker) and
+    position (the token after it), found ``length - 2 - p`` tokens back.
+
+    ``depth`` in [0, 1] puts the marker at ``p = round(depth * (length - 3))`` (0: the first
+    token; 1: the key just before the question) for the whole batch; None draws ``p``
+    uniformly per sequence. Returns ``(tokens, targets, marker_positions)``: int64 tensors
+    ``(batch_size, length)``, targets -100 except at the last position, and ``(batch_size,)``.
+    """
+    keys = check_int("keys", keys, minimum=2)
+    length = check_int("length", length, minimum=3)
+    tokens = torch.randint(0, keys, (batch_size, length), generator=generator)
+    if depth is None:
+        where = torch.randint(0, length - 2, (batch_size,), generator=generator)
+    else:
+        if not 0.0 <= float(depth) <= 1.0:
+            raise ValueError(f"depth must be between 0 and 1 (a fraction of the sequence), got {depth!r}")
+        where = torch.full((batch_size,), round(float(depth) * (length - 3)), dtype=torch.long)
+    rows = torch.arange(batch_size)
+    tokens[rows, where] = keys
+    tokens[:, -1] = keys + 1
+    targets = torch.full_like(tokens, -100)
+    targets[:, -1] = tokens[rows, where + 1]
+    return tokens, targets, where
 
 
 def stdlib_docstrings(root: str | Path | None = None) -> list[tuple[str, str]]:

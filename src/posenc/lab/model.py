@@ -3,13 +3,19 @@
 Pre-norm blocks (LayerNorm, causal self-attention, GELU MLP), as GPT-2 arranges them.
 The schemes use the ``posenc.nn`` modules:
 
-* ``"none"``: no positional information at all (NoPE): only the causal mask;
+* ``"nope"``: no positional information at all (NoPE): only the causal mask;
 * ``"learned"``: :class:`posenc.nn.LearnedPositionalEmbedding`, rows initialised with the
   tokens' scale; rows past the training length are never trained;
 * ``"sinusoidal"``: :class:`posenc.nn.SinusoidalPositionalEncoding`;
 * ``"rope"``: :class:`posenc.nn.RotaryEmbedding` on every head's queries and keys; its
   context-extension method can be changed after training (:meth:`TinyTransformer.set_rope_scaling`);
-* ``"alibi"``: :class:`posenc.nn.ALiBiBias` added to the attention logits.
+* ``"alibi"``: :class:`posenc.nn.ALiBiBias` added to the attention logits;
+* ``"partial_rope"``: RoPE on the first half of each head's dimensions, speeds computed over
+  that half (``partial_rotary_factor = 0.5``, as GPT-NeoX's ``rotary_pct`` and Phi-2);
+* ``"p_rope"``: p-RoPE with ``p = 0.5`` (Barbero et al. 2024): the fastest half of the pairs
+  turn at RoPE's speeds, the slower half not at all;
+* ``"rope_nope"``: RoPE in the first layer, none in the second: a NoPE/RoPE layer pattern
+  (Llama 4 and SmolLM3 leave every fourth layer without RoPE).
 """
 
 from __future__ import annotations
@@ -24,9 +30,16 @@ from .._validation import check_choice, check_int
 from ..nn import ALiBiBias, LearnedPositionalEmbedding, RotaryEmbedding, SinusoidalPositionalEncoding
 from ..scaling import SCALING_METHODS
 
-__all__ = ["SCHEMES", "ModelConfig", "TinyTransformer"]
+__all__ = ["SCHEMES", "ROTARY_SCHEMES", "ModelConfig", "TinyTransformer"]
 
-SCHEMES = ("none", "learned", "sinusoidal", "rope", "alibi")
+SCHEMES = ("nope", "learned", "sinusoidal", "rope", "alibi", "partial_rope", "p_rope", "rope_nope")
+#: The schemes that rotate queries and keys, and how: RotaryEmbedding keywords.
+ROTARY_SCHEMES = {
+    "rope": {},
+    "partial_rope": {"partial_rotary_factor": 0.5},
+    "p_rope": {"p_rope": 0.5},
+    "rope_nope": {},
+}
 
 
 @dataclass
@@ -100,7 +113,7 @@ class TinyTransformer(nn.Module):
             self.absolute = LearnedPositionalEmbedding(config.max_len, config.d_model, init_std=1.0)
         elif config.scheme == "sinusoidal":
             self.absolute = SinusoidalPositionalEncoding(config.d_model, config.max_len)
-        elif config.scheme == "rope":
+        elif config.scheme in ROTARY_SCHEMES:
             self.set_rope_scaling("default")
         elif config.scheme == "alibi":
             self.alibi = ALiBiBias(config.n_heads, causal=True)
@@ -111,11 +124,14 @@ class TinyTransformer(nn.Module):
     def set_rope_scaling(self, method: str = "default", factor: float = 1.0, **params) -> None:
         """Switch the RoPE frequencies (``posenc.scaled_inv_freq``); the trained length is ``config.train_len``.
 
-        Only for the ``"rope"`` scheme. The weights are untouched: this is how a trained model
+        Only for the rotary schemes (:data:`ROTARY_SCHEMES`). The weights are untouched: this is how a trained model
         is extended to longer contexts at evaluation time (and then, optionally, fine-tuned).
         """
-        if self.config.scheme != "rope":
-            raise ValueError(f"set_rope_scaling needs scheme 'rope', this model uses {self.config.scheme!r}")
+        if self.config.scheme not in ROTARY_SCHEMES:
+            raise ValueError(
+                f"set_rope_scaling needs a rotary scheme ({', '.join(ROTARY_SCHEMES)}), "
+                f"this model uses {self.config.scheme!r}"
+            )
         check_choice("method", method, SCALING_METHODS)
         device = self.embed.weight.device
         self.rotary = RotaryEmbedding(
@@ -126,6 +142,7 @@ class TinyTransformer(nn.Module):
             factor=factor,
             original_max_position_embeddings=self.config.train_len,
             max_len=self.config.max_len,
+            **ROTARY_SCHEMES[self.config.scheme],
             **params,
         ).to(device)
 
@@ -134,6 +151,7 @@ class TinyTransformer(nn.Module):
         if self.absolute is not None:
             x = self.absolute(x)
         bias = self.alibi(tokens.shape[1]) if self.alibi is not None else None
-        for block in self.blocks:
-            x = block(x, self.rotary, bias)
+        for layer, block in enumerate(self.blocks):
+            rotary = None if self.config.scheme == "rope_nope" and layer % 2 == 1 else self.rotary
+            x = block(x, rotary, bias)
         return self.head(self.norm(x))

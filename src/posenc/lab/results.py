@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from collections import defaultdict
 from pathlib import Path
@@ -22,6 +23,8 @@ __all__ = [
     "seed_values",
     "seeds_agreeing",
     "seeds_phrase",
+    "t_quantile",
+    "mean_interval",
 ]
 
 RESULTS_SCHEMA = 1
@@ -184,3 +187,44 @@ def seeds_phrase(k: int, n: int) -> str:
     if k == 0:
         return f"in none of the {n} seeds"
     return f"in {k} of {n} seeds"
+
+
+def t_quantile(probability: float, df: int) -> float:
+    """The ``probability`` quantile of Student's t distribution with ``df`` degrees of freedom.
+
+    Found by bisection on the CDF, integrated from the density
+    ``Gamma((df+1)/2) / (sqrt(df pi) Gamma(df/2)) (1 + t^2/df)^(-(df+1)/2)`` with Simpson's
+    rule over the substitution ``t = tan(u)`` (accurate to about 1e-9; no SciPy needed).
+    """
+    df = check_int("df", df, minimum=1)
+    if not isinstance(probability, float | int) or not 0.5 <= probability < 1:
+        raise ValueError(f"probability must be in [0.5, 1), got {_show(probability)}")
+    scale = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+
+    def mass(t: float) -> float:  # P(0 < T < t) = integral of the density over u = atan(t')
+        top = math.atan(t)
+        u = np.linspace(0.0, top, 2001)
+        f = scale * (1 + np.tan(u) ** 2 / df) ** (-(df + 1) / 2) / np.cos(u) ** 2
+        return float((top / 6000) * (f[0] + f[-1] + 4 * f[1:-1:2].sum() + 2 * f[2:-1:2].sum()))
+
+    low, high = 0.0, 1.0
+    while mass(high) < probability - 0.5:
+        high *= 2
+    for _ in range(60):
+        middle = (low + high) / 2
+        low, high = (middle, high) if mass(middle) < probability - 0.5 else (low, middle)
+    return (low + high) / 2
+
+
+def mean_interval(values, level: float = 0.95) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the mean of ``values`` (one per seed) and its ``level`` confidence interval,
+    ``mean -+ t * s / sqrt(n)`` with the sample standard deviation ``s`` and Student's ``t`` for
+    ``n - 1`` degrees of freedom. With one value the interval is that value."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)):
+        raise ValueError(f"values must be a non-empty 1-D list of finite numbers, got {_show(values)}")
+    mean = float(values.mean())
+    if values.size == 1:
+        return mean, mean, mean
+    half = t_quantile(0.5 + level / 2, values.size - 1) * float(values.std(ddof=1)) / math.sqrt(values.size)
+    return mean, mean - half, mean + half

@@ -1,11 +1,11 @@
 """Train, extend and evaluate the tiny transformers; everything the lab chapter and the command line run.
 
 A *run* trains one model (task, scheme, seed) at the training length ``L`` and evaluates it at
-``L``, ``2L`` and ``4L``. A RoPE model is also evaluated with each context-extension method,
-configured once for the target length ``4L`` (factor 4) and then run at every test length,
-as a model extended for a longer context is used in practice: zero-shot, and optionally
-after a short fine-tune at ``4L``. Dynamic NTK needs no target: it scales with the current
-length. Results are plain dicts, ready for JSON.
+every test length (``L``, ``2L``, ``4L``; passkey also ``8L``). A RoPE model is also evaluated
+with each context-extension method, configured once for the largest test length (the
+target) and then run at every test length, as a model extended for a longer context is used
+in practice: zero-shot, and optionally after a short fine-tune at the target length.
+Results are plain dicts, ready for JSON.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ import torch
 import torch.nn.functional as F
 
 from .._validation import check_choice, check_int
-from .data import char_corpus, lookup_batch
+from ..scaling import scaled_inv_freq, yarn_matched_betas
+from .data import char_corpus, lookup_batch, passkey_batch, passkey_vocab
 from .model import SCHEMES, ModelConfig, TinyTransformer
 
 __all__ = [
@@ -34,27 +35,35 @@ __all__ = [
     "evaluate",
     "per_position",
     "extension_settings",
+    "search_longrope_factors",
+    "PASSKEY_DEPTHS",
     "learned_position_table",
     "run",
     "strip_model",
     "versions",
 ]
 
-TASKS = ("lookup", "text")
+TASKS = ("lookup", "text", "passkey")
 
-#: Context-extension settings for RoPE models at evaluation: name -> (method, params), the
-#: factor being the target length over the training length. YaRN's betas count turns within
-#: L; the defaults (32, 1) were chosen for L = 4096, where they put the ramp over pairs
-#: 21-45 of Llama 2's 64. At L = 32 or 64 even the fastest pair turns only 5 or 10 times.
-#: "yarn_short" uses betas (2, 0.05), which put the ramp over a similar share of this
-#: model's 8 pairs (pairs 1.4-4.6 at L = 64).
-EXTENSIONS: dict[str, tuple[str, dict]] = {
-    "none": ("default", {}),
-    "linear": ("linear", {}),
-    "ntk": ("ntk", {}),
-    "dynamic": ("dynamic", {}),
-    "yarn": ("yarn", {}),
-    "yarn_short": ("yarn", {"beta_fast": 2.0, "beta_slow": 0.05}),
+#: Where the passkey task hides the key at evaluation: fractions of the sequence (0: first token).
+PASSKEY_DEPTHS = (0.0, 1 / 7, 2 / 7, 3 / 7, 4 / 7, 5 / 7, 6 / 7, 1.0)
+
+#: Context-extension settings for RoPE models at evaluation: name -> scaling method. Each is
+#: configured for the target length (the factor s = target / training length) as it is
+#: deployed: "dynamic" with factor s, as a config for an s-times extension sets it
+#: (transformers' rule: the base grows with the current length past L); "yarn" with the
+#: paper's betas (32, 1), as configs copied from Llama models carry them; "yarn_matched" with
+#: betas derived from this model's own rotation counts (:func:`posenc.yarn_matched_betas`:
+#: the same fraction of pairs kept, blended and interpolated as (32, 1) gives Llama 2);
+#: "longrope" with per-pair factors searched for this model (:func:`search_longrope_factors`).
+EXTENSIONS: dict[str, str] = {
+    "none": "default",
+    "linear": "linear",
+    "ntk": "ntk",
+    "dynamic": "dynamic",
+    "yarn": "yarn",
+    "yarn_matched": "yarn",
+    "longrope": "longrope",
 }
 
 
@@ -72,6 +81,7 @@ class RunConfig:
     min_train_len: int = 16  # the lookup task trains on lengths from min_train_len to train_len
     lookup_vocab: int = 32
     lookup_k: int = 3
+    passkey_keys: int = 16
     test_factors: tuple = (1, 2, 4)
     eval_batches: int = 8
     eval_batch_size: int = 64
@@ -96,8 +106,13 @@ class RunConfig:
 
     @classmethod
     def for_task(cls, task: str, **overrides) -> RunConfig:
-        """The book's settings for a task: lookup trains at 16-32 tokens; text at 64 characters."""
-        base = {"lookup": {}, "text": {"train_len": 64, "min_train_len": 64, "steps": 600, "batch_size": 32}}
+        """The book's settings for a task: lookup and passkey train at 16-32 tokens (passkey tested
+        to 8L); text at 64 characters."""
+        base = {
+            "lookup": {},
+            "text": {"train_len": 64, "min_train_len": 64, "steps": 600, "batch_size": 32},
+            "passkey": {"test_factors": (1, 2, 4, 8), "eval_batches": 1},
+        }
         check_choice("task", task, TASKS)
         return cls(task=task, **{**base[task], **overrides})
 
@@ -122,7 +137,11 @@ def resolve_device(name: str) -> torch.device:
 
 
 def build_model(config: RunConfig) -> TinyTransformer:
-    vocab = config.lookup_vocab if config.task == "lookup" else char_corpus().vocab
+    vocab = {
+        "lookup": lambda: config.lookup_vocab,
+        "passkey": lambda: passkey_vocab(config.passkey_keys),
+        "text": lambda: char_corpus().vocab,
+    }[config.task]()
     model_config = ModelConfig(
         vocab=vocab,
         scheme=config.scheme,
@@ -136,9 +155,11 @@ def build_model(config: RunConfig) -> TinyTransformer:
     return TinyTransformer(model_config)
 
 
-def _batch(config: RunConfig, split: str, length: int, batch_size: int, generator: torch.Generator):
+def _batch(config: RunConfig, split: str, length: int, batch_size: int, generator: torch.Generator, depth=None):
     if config.task == "lookup":
         return lookup_batch(batch_size, length, config.lookup_vocab, config.lookup_k, generator)
+    if config.task == "passkey":
+        return passkey_batch(batch_size, length, config.passkey_keys, generator, depth)[:2]
     return char_corpus().batch(split, batch_size, length, generator)
 
 
@@ -204,9 +225,32 @@ def _position_sums(model, config: RunConfig, length: int):
     return counted, correct, nats
 
 
+@torch.no_grad()
+def _passkey_by_depth(model, config: RunConfig, length: int) -> list[float]:
+    """Passkey accuracy at each of :data:`PASSKEY_DEPTHS` (fixed seed, the same keys for every model)."""
+    model.eval()
+    device = next(model.parameters()).device
+    accuracy = []
+    for n, depth in enumerate(PASSKEY_DEPTHS):
+        generator = torch.Generator().manual_seed(999_983 + 1000 * config.seed + n)
+        correct = counted = 0
+        for _ in range(config.eval_batches):
+            tokens, targets = _batch(config, "valid", length, config.eval_batch_size, generator, depth)
+            logits = model(tokens.to(device))[:, -1].float().cpu()
+            correct += int((logits.argmax(-1) == targets[:, -1]).sum())
+            counted += targets.shape[0]
+        accuracy.append(correct / counted)
+    return accuracy
+
+
 def evaluate(model, config: RunConfig, length: int) -> dict:
     """Metrics at ``length`` on held-out data (fixed seed): lookup accuracy or text bits per character,
-    over all scored positions and over the positions past the training length separately."""
+    over all scored positions and over the positions past the training length separately; passkey
+    accuracy at each depth of :data:`PASSKEY_DEPTHS` ("by_depth") and their mean ("all")."""
+    if config.task == "passkey":
+        by_depth = _passkey_by_depth(model, config, length)
+        return {"metric": "accuracy", "all": float(np.mean(by_depth)), "inside": None, "beyond": None,
+                "by_depth": by_depth}
     counted, correct, nats = _position_sums(model, config, length)
     inside, beyond = slice(0, min(length, config.train_len)), slice(config.train_len, length)
     values = correct if config.task == "lookup" else nats / math.log(2)
@@ -221,23 +265,99 @@ def evaluate(model, config: RunConfig, length: int) -> dict:
 
 def per_position(model, config: RunConfig, length: int) -> np.ndarray:
     """The metric at each position (NaN where nothing is scored): where, along a long sequence, it fails."""
+    if config.task == "passkey":
+        raise ValueError("per_position needs task 'lookup' or 'text'; passkey scores one position (see evaluate)")
     counted, correct, nats = _position_sums(model, config, length)
     values = correct if config.task == "lookup" else nats / math.log(2)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(counted > 0, values / np.maximum(counted, 1), np.nan)
 
 
-def extension_settings(name: str, factor: float) -> tuple[str, float, dict]:
-    """``(method, factor, params)`` for an extension to ``factor`` = target length / training length.
+def extension_settings(name: str, factor: float, config: RunConfig | None = None, longrope_factors=None):
+    """``(method, factor, params)`` for extension ``name`` to ``factor`` = target length / training length.
 
-    The dynamic method uses the transformers rule with factor 1, so its NTK factor is the
-    current length over the training length (1 within it), whatever the target."""
-    method, params = EXTENSIONS[check_choice("extension", name, EXTENSIONS)]
+    "yarn_matched" needs ``config`` (its betas come from the training length and the base);
+    "longrope" needs its per-pair ``longrope_factors`` (see :func:`search_longrope_factors`).
+    A factor of 1 or less means no extension: plain RoPE."""
+    method = EXTENSIONS[check_choice("extension", name, EXTENSIONS)]
     if method == "default" or factor <= 1:
         return "default", 1.0, {}
-    if method == "dynamic":
-        return method, 1.0, dict(params)
-    return method, float(factor), dict(params)
+    if name == "yarn_matched":
+        if config is None:
+            raise ValueError("extension 'yarn_matched' needs the run's config (its betas depend on train_len)")
+        beta_fast, beta_slow = yarn_matched_betas(ModelConfig.rope_base, config.train_len)
+        return method, float(factor), {"beta_fast": beta_fast, "beta_slow": beta_slow}
+    if name == "longrope":
+        if longrope_factors is None:
+            raise ValueError("extension 'longrope' needs longrope_factors (search_longrope_factors finds them)")
+        return method, float(factor), {"long_factor": [float(f) for f in longrope_factors]}
+    return method, float(factor), {}
+
+
+@torch.no_grad()
+def _search_loss(model, config: RunConfig, length: int, batches: int = 2) -> float:
+    """Mean cross-entropy at ``length`` on search data: training text, or a generator no evaluation uses."""
+    model.eval()
+    device = next(model.parameters()).device
+    generator = torch.Generator().manual_seed(555_557 + config.seed)
+    total = 0.0
+    for _ in range(batches):
+        tokens, targets = _batch(config, "train", length, config.eval_batch_size, generator)
+        total += float(_loss(model, tokens.to(device), targets.to(device)))
+    return total / batches
+
+
+def search_longrope_factors(model, config: RunConfig, factor: float, rounds: int = 3, population: int = 8) -> dict:
+    """A LongRoPE-style search for per-pair rescale factors of a trained RoPE model, in miniature.
+
+    Ding et al. 2024 (LongRoPE) search each pair's factor ``lambda_i`` with an evolutionary
+    search scored by perplexity at the target length; the authors' code
+    (``microsoft/LongRoPE``, ``evolution/algorithms/dim_mono.py``) mutates and crosses over
+    candidates and keeps only those whose factors are non-decreasing from fast to slow pairs
+    (``np.all(np.diff(factors) >= 0)``). Here: starting points from position interpolation,
+    NTK-aware scaling and YaRN with both sets of betas, as per-pair factors
+    ``theta_i / theta'_i``; ``rounds`` rounds of mutation (each factor times ``exp(0.3 z)``,
+    then made non-decreasing and kept in ``[1, 2 s]``), keeping the best ``population / 2``;
+    each candidate scored by the loss at the target length on data no evaluation uses
+    (training text; fresh random sequences). The paper's other search dimension, a number of
+    first tokens left unscaled, is left out.
+
+    Returns ``{"long_factor": list, "loss": float, "start_losses": {name: loss}}``.
+    """
+    check_int("rounds", rounds, minimum=0)
+    check_int("population", population, minimum=2)
+    head_dim = config.d_model // config.n_heads
+    rotary_dim = model.rotary.rotary_dim if model.rotary is not None else head_dim
+    theta = scaled_inv_freq("default", rotary_dim, ModelConfig.rope_base)[0]
+    target = round(config.train_len * factor)
+    generator = np.random.default_rng(7919 + config.seed)
+
+    def score(long_factor) -> float:
+        method, scale, params = extension_settings("longrope", factor, config, long_factor)
+        model.set_rope_scaling(method, scale, **params)
+        return _search_loss(model, config, target)
+
+    starts = {}
+    for name in ("linear", "ntk", "yarn", "yarn_matched"):
+        method, scale, params = extension_settings(name, factor, config)
+        scaled = scaled_inv_freq(method, rotary_dim, ModelConfig.rope_base, scale, config.train_len, **params)[0]
+        starts[name] = np.maximum.accumulate(np.clip(theta / scaled, 1.0, 2 * factor))
+    scored = [(score(f), name, f) for name, f in starts.items()]
+    start_losses = {name: loss for loss, name, _ in scored}
+    for _ in range(rounds):
+        scored.sort(key=lambda item: item[0])
+        parents = scored[: max(2, population // 2)]
+        children = []
+        for n in range(population - len(parents)):
+            parent = parents[n % len(parents)][2]
+            child = np.clip(parent * np.exp(0.3 * generator.standard_normal(parent.size)), 1.0, 2 * factor)
+            child = np.maximum.accumulate(child)
+            children.append((score(child), "mutant", child))
+        scored = parents + children
+    scored.sort(key=lambda item: item[0])
+    model.set_rope_scaling("default")
+    best_loss, _, best = scored[0]
+    return {"long_factor": [round(float(f), 4) for f in best], "loss": best_loss, "start_losses": start_losses}
 
 
 def run(config: RunConfig, progress=None) -> dict:
@@ -255,10 +375,14 @@ def run(config: RunConfig, progress=None) -> dict:
     }
     extensions = config.extensions if config.scheme == "rope" else ("none",)
     target = max(config.test_factors)
+    longrope = None
+    if "longrope" in extensions and config.scheme == "rope":
+        longrope = search_longrope_factors(model, config, target)
+        record["longrope"] = longrope
     for extension in extensions:
+        settings = extension_settings(extension, target, config, longrope and longrope["long_factor"])
         if config.scheme == "rope":
-            method, scale, params = extension_settings(extension, target)
-            model.set_rope_scaling(method, scale, **params)
+            model.set_rope_scaling(*settings[:2], **settings[2])
         for factor in config.test_factors:
             length = config.train_len * factor
             result = evaluate(model, config, length)
@@ -273,20 +397,20 @@ def run(config: RunConfig, progress=None) -> dict:
                 }
             )
         if config.scheme == "rope" and config.finetune_steps > 0 and extension != "none":
-            record["evaluations"] += _finetuned(model, config, extension, target)
+            record["evaluations"] += _finetuned(model, config, extension, target, settings)
     if config.scheme == "rope":
         model.set_rope_scaling("default")
     record["model"] = model
     return record
 
 
-def _finetuned(model, config: RunConfig, extension: str, target: int) -> list[dict]:
+def _finetuned(model, config: RunConfig, extension: str, target: int, settings: tuple) -> list[dict]:
     """Fine-tune a copy at the target length with that extension, then evaluate it at every length.
 
     Each fine-tuning step sees as many tokens as a training step: sequences ``target`` times
     longer, ``target`` times fewer of them."""
     tuned = copy.deepcopy(model)
-    method, scale, params = extension_settings(extension, target)
+    method, scale, params = settings
     tuned.set_rope_scaling(method, scale, **params)
     same_tokens = dataclasses.replace(config, batch_size=max(1, config.batch_size // target))
     train(
