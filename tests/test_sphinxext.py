@@ -35,3 +35,22 @@ def test_punctuation_run_only_is_moved_and_empty_text_removed():
     _keep_punctuation_with_math(None, para, "page")
     assert [type(child).__name__ for child in para.children] == ["Text", "inline"]
     assert para[1][1].astext() == ")."
+
+
+def test_the_icon_script_is_replaced_after_an_html_build_only(tmp_path):
+    from types import SimpleNamespace
+
+    from posenc.sphinxext import ICON_SCRIPT, ICON_STUB, _drop_icon_script
+
+    script = tmp_path / ICON_SCRIPT
+    script.parent.mkdir(parents=True)
+    script.write_text("x" * 1000)
+    (script.parent / "fontawesome.js.map").write_text("{}")
+    latex = SimpleNamespace(outdir=tmp_path, builder=SimpleNamespace(format="latex"))
+    _drop_icon_script(latex, None)
+    assert script.read_text() == "x" * 1000  # other builders: untouched
+    html = SimpleNamespace(outdir=tmp_path, builder=SimpleNamespace(format="html"))
+    _drop_icon_script(html, RuntimeError("the build failed"))
+    assert script.read_text() == "x" * 1000  # a failed build: untouched
+    _drop_icon_script(html, None)
+    assert script.read_text() == ICON_STUB and not (script.parent / "fontawesome.js.map").exists()

@@ -39,12 +39,13 @@ def passkey_batch(batch_size: int, length: int, keys: int, generator: torch.Gene
     """Passkey retrieval in miniature: filler, a marked key at some depth, and the question at the end.
 
     The papers' test (Mohtashami and Jaggi 2023; section 4.3.2 of the YaRN paper) hides a
-    five-digit number in long filler text and asks for it back at the end. Here a sequence of ``length`` tokens holds random tokens from ``0 .. keys - 1``; the
-    marker ``keys`` ("the pass key is") at position ``p``, the key (one more token from
-    ``0 .. keys - 1``) at ``p + 1``, and the question ``keys + 1`` last. Only the last position
-    is scored, its target the key. The key looks like any filler token: only its place, right
-    after the marker, singles it out, so the model needs both content (the marker) and
-    position (the token after it), found ``length - 2 - p`` tokens back.
+    five-digit number in long filler text and asks for it back at the end. Here a sequence of
+    ``length`` tokens holds random tokens from ``0 .. keys - 1``; the marker ``keys`` ("the
+    pass key is") at position ``p``, the key (one more token from ``0 .. keys - 1``) at
+    ``p + 1``, and the question ``keys + 1`` last. Only the last position is scored, its
+    target the key. The key looks like any filler token: only its place, right after the
+    marker, singles it out, so the model needs both content (the marker) and position (the
+    token after it), found ``length - 2 - p`` tokens back.
 
     ``depth`` in [0, 1] puts the marker at ``p = round(depth * (length - 3))`` (0: the first
     token; 1: the key just before the question) for the whole batch; None draws ``p``
