@@ -5,11 +5,12 @@ output dtype), one module per family:
 
 * ``posenc.absolute``: integer, normalised, sinusoidal and binary tables;
 * ``posenc.rope``: rotary embeddings, both pair layouts, the complex form;
-* ``posenc.scaling``: context extension (PI, NTK-aware, dynamic NTK, YaRN, Llama 3);
+* ``posenc.scaling``: context extension (PI, NTK-aware, dynamic NTK, YaRN, Llama 3, LongRoPE);
 * ``posenc.biases``: ALiBi, T5 buckets, Shaw et al.'s clipped offsets;
 * ``posenc.analysis``: similarity, offset matrices, wavelengths, decay, precision;
 * ``posenc.attention``: plain softmax attention, for demonstrations;
-* ``posenc.plotting``: plot helpers for the book;
+* ``posenc.book``: what only the book needs: explorers (``posenc.widgets``), plot helpers
+  (``posenc.plotting``), the Sphinx extension and its assets;
 * ``posenc.nn``: PyTorch modules (imported on demand: ``import posenc.nn``).
 """
 

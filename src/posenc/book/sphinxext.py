@@ -1,0 +1,91 @@
+"""A small Sphinx extension for the book's website (listed in ``_config.yml``).
+
+* It adds the book's stylesheet (``_book_static/posenc-book.css``: code cells that fit 88
+  columns, a slightly wider article on wide screens).
+* It removes duplicate inline scripts from every page. Under Jupyter Book 1, sphinx-thebe
+  adds its configuration script once per read phase, and a page that declares
+  ``const THEBE_JS_URL`` twice stops with a JavaScript error. Scripts with a body are
+  kept once, in their first position.
+* It leaves out the theme's icon script. pydata-sphinx-theme draws its icons twice over: its
+  stylesheet defines Font Awesome's web font and a glyph for every icon class, and
+  ``_static/scripts/fontawesome.js`` (about 1.4 MB, 0.54 MB gzipped: a third of a chapter's
+  first visit) swaps each icon for an inline SVG. The script is replaced by a one-line stub
+  after the build, so the icons come from the stylesheet's font.
+* It keeps punctuation on the line of the inline math it follows. Browsers may break a
+  line between typeset math (an inline block) and the comma after it, which leaves the
+  comma alone at the start of a line; the pair is wrapped in a ``posenc-nobreak`` span.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from docutils import nodes
+
+STATIC = Path(__file__).with_name("_book_static")
+
+
+def _deduplicate_scripts(app, pagename, templatename, context, doctree):
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen, unique = set(), []
+    for script in scripts:
+        body = getattr(script, "attributes", {}).get("body") if hasattr(script, "attributes") else None
+        key = ("body", body) if body else ("file", str(script))
+        if key in seen:
+            continue
+        seen.add(key)
+        unique.append(script)
+    context["script_files"] = unique
+
+
+_PUNCTUATION = re.compile(r"[,.;:!?)\]\u2019\u201d]+")
+
+
+def _keep_punctuation_with_math(app, doctree, docname):
+    for math in list(doctree.findall(nodes.math)):
+        parent = math.parent
+        index = parent.index(math)
+        following = parent[index + 1] if index + 1 < len(parent) else None
+        if not isinstance(following, nodes.Text):
+            continue
+        match = _PUNCTUATION.match(str(following))
+        if not match:
+            continue
+        rest = str(following)[match.end() :]
+        wrapper = nodes.inline(classes=["posenc-nobreak"])
+        parent.replace(math, wrapper)
+        wrapper += [math, nodes.Text(match.group())]
+        if rest:
+            parent.replace(following, nodes.Text(rest))
+        else:
+            parent.remove(following)
+
+
+ICON_SCRIPT = Path("_static") / "scripts" / "fontawesome.js"
+ICON_STUB = "/* posenc: the theme's icons come from its stylesheet's web font; see posenc.sphinxext */\n"
+
+
+def _drop_icon_script(app, exception) -> None:
+    """Replace the theme's SVG icon script in the built site by a stub (and drop its source map)."""
+    if exception is not None or getattr(app.builder, "format", None) != "html":
+        return
+    script = Path(app.outdir) / ICON_SCRIPT
+    if script.exists():
+        script.write_text(ICON_STUB)
+    script.with_name(script.name + ".map").unlink(missing_ok=True)
+
+
+def _add_static(app):
+    app.config.html_static_path.append(str(STATIC))
+
+
+def setup(app):
+    app.connect("builder-inited", _add_static)
+    app.add_css_file("posenc-book.css")
+    app.connect("html-page-context", _deduplicate_scripts, priority=900)
+    app.connect("doctree-resolved", _keep_punctuation_with_math)
+    app.connect("build-finished", _drop_icon_script)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
