@@ -395,3 +395,19 @@ def test_t_quantiles_match_the_printed_tables_and_the_interval_its_formula():
         lab.t_quantile(1.0, 4)
     with pytest.raises(ValueError, match="values must be"):
         lab.mean_interval([1.0, float("nan")])
+
+
+def test_devices_are_checked_before_any_training():
+    from posenc.lab.train import resolve_device
+
+    assert resolve_device("cpu") == torch.device("cpu")
+    assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(ValueError, match="device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got 'gpu'"):
+        resolve_device("gpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="sees no CUDA device"):
+            resolve_device("cuda:0")
+    result = subprocess.run(
+        [sys.executable, "-m", "posenc.lab", "sweep", "--device", "tpu"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert result.returncode == 2 and "argument --device: device must be" in result.stderr

@@ -28,7 +28,7 @@ import numpy as np
 from .._files import atomic_path, write_atomic
 from .model import SCHEMES
 from .results import RESULTS_SCHEMA, load_results, save_checkpoint, summarise
-from .train import TASKS, RunConfig, learned_position_table, run, strip_model, versions
+from .train import TASKS, RunConfig, learned_position_table, resolve_device, run, strip_model, versions
 
 #: Settings that change how fast a run goes, not what it computes (in principle): a finished
 #: run is reused whatever they were.
@@ -64,6 +64,15 @@ def progress_bar(label: str):
         sys.stderr.flush()
 
     return show
+
+
+def _device(text: str) -> str:
+    """An argparse type: a device the lab can use here (argparse reports the error with usage, exit 2)."""
+    try:
+        resolve_device(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def _config(args, task: str, scheme: str, seed: int) -> RunConfig:
@@ -240,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
             default=0,
             help="fine-tuning steps of the RoPE model at the target length (4x; 8x for passkey), per extension",
         )
-        sub.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
+        sub.add_argument("--device", type=_device, default="auto", help="auto (CUDA when present), cpu or cuda")
         sub.add_argument("--threads", type=_count(1), default=2, help="torch CPU threads (per job)")
         sub.add_argument("--jobs", type=_count(1), default=1, help="runs at a time, each in its own process")
         sub.add_argument("--out", type=Path, default=Path("lab_results.json"))
@@ -250,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     table.add_argument("--task", choices=TASKS, default="text")
     table.add_argument("--seed", type=_count(0), default=0)
     table.add_argument("--steps", type=_count(1), default=None, help="training steps (default: the task's)")
-    table.add_argument("--device", default="cpu", help="auto (CUDA when present), cpu or cuda")
+    table.add_argument("--device", type=_device, default="cpu", help="auto (CUDA when present), cpu or cuda")
     table.add_argument("--threads", type=_count(1), default=2, help="torch CPU threads")
     table.add_argument("--out", type=Path, default=Path("learned_table.npz"), help=".npz: initial, trained, about")
     table.add_argument("--quiet", action="store_true")

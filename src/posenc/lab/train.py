@@ -14,6 +14,7 @@ import copy
 import dataclasses
 import math
 import platform
+import re
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -130,9 +131,15 @@ def versions() -> dict:
 
 
 def resolve_device(name: str) -> torch.device:
-    """``"auto"`` picks CUDA when present, else the CPU."""
+    """``"auto"`` picks CUDA when present, else the CPU; ``"cpu"``, ``"cuda"`` or ``"cuda:N"`` as given.
+
+    Raises ``ValueError`` for another name, or for CUDA when torch sees no CUDA device."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if not isinstance(name, str) or not re.fullmatch(r"cpu|cuda(:\d+)?", name):
+        raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {name!r}")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r}: this torch sees no CUDA device; use 'auto' or 'cpu'")
     return torch.device(name)
 
 
