@@ -40,6 +40,8 @@ def test_passkey_hides_one_marked_key_and_asks_for_it_last():
         lab.passkey_batch(2, 10, keys, torch.Generator(), 1.5)
     with pytest.raises(ValueError, match="keys"):
         lab.passkey_batch(2, 10, 1, torch.Generator())
+    with pytest.raises(ValueError, match="batch_size"):
+        lab.passkey_batch(0, 10, keys, torch.Generator())
 
 
 def test_docstring_corpus_is_deterministic_and_splits_by_module():
@@ -143,6 +145,9 @@ def test_longrope_search_never_does_worse_than_its_starting_points():
     lab.train(model, config)
     found = lab.search_longrope_factors(model, config, 4.0, rounds=2, population=4)
     assert found["loss"] <= min(found["start_losses"].values()) + 1e-12
+    assert found["candidates"] == 4 + 2 * 2  # four starting points, then two children per round
+    with pytest.raises(ValueError, match="factor must be a number > 1"):
+        lab.search_longrope_factors(model, config, 1.0)
     assert model.rotary.scaling == "default"  # left as it was found
     # the searched factors, applied again, give the reported loss on the search data
     model.set_rope_scaling("longrope", 4.0, long_factor=found["long_factor"])

@@ -52,6 +52,7 @@ def passkey_batch(batch_size: int, length: int, keys: int, generator: torch.Gene
     uniformly per sequence. Returns ``(tokens, targets, marker_positions)``: int64 tensors
     ``(batch_size, length)``, targets -100 except at the last position, and ``(batch_size,)``.
     """
+    batch_size = check_int("batch_size", batch_size, minimum=1)
     keys = check_int("keys", keys, minimum=2)
     length = check_int("length", length, minimum=3)
     tokens = torch.randint(0, keys, (batch_size, length), generator=generator)

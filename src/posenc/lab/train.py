@@ -329,8 +329,11 @@ def search_longrope_factors(model, config: RunConfig, factor: float, rounds: int
     (training text; fresh random sequences). The paper's other search dimension, a number of
     first tokens left unscaled, is left out.
 
-    Returns ``{"long_factor": list, "loss": float, "start_losses": {name: loss}}``.
+    Returns ``{"long_factor": list, "loss": float, "start_losses": {name: loss}, "candidates": int}``
+    (the number of factor sets scored).
     """
+    if not isinstance(factor, int | float) or not factor > 1:
+        raise ValueError(f"factor must be a number > 1 (target length / training length), got {factor!r}")
     check_int("rounds", rounds, minimum=0)
     check_int("population", population, minimum=2)
     head_dim = config.d_model // config.n_heads
@@ -339,7 +342,11 @@ def search_longrope_factors(model, config: RunConfig, factor: float, rounds: int
     target = round(config.train_len * factor)
     generator = np.random.default_rng(7919 + config.seed)
 
+    scored_count = 0
+
     def score(long_factor) -> float:
+        nonlocal scored_count
+        scored_count += 1
         method, scale, params = extension_settings("longrope", factor, config, long_factor)
         model.set_rope_scaling(method, scale, **params)
         return _search_loss(model, config, target)
@@ -364,7 +371,12 @@ def search_longrope_factors(model, config: RunConfig, factor: float, rounds: int
     scored.sort(key=lambda item: item[0])
     model.set_rope_scaling("default")
     best_loss, _, best = scored[0]
-    return {"long_factor": [round(float(f), 4) for f in best], "loss": best_loss, "start_losses": start_losses}
+    return {
+        "long_factor": [round(float(f), 4) for f in best],
+        "loss": best_loss,
+        "start_losses": start_losses,
+        "candidates": scored_count,
+    }
 
 
 def run(config: RunConfig, progress=None) -> dict:
