@@ -61,7 +61,9 @@ def test_misconceptions_gallery_lists_every_misconception():
 
 def test_api_page_documents_every_public_name():
     import posenc
+    import posenc.book.browser_formulas
     import posenc.book.player
+    import posenc.book.webfigure
     import posenc.exercises
     import posenc.nn
     import posenc.plotting
@@ -71,7 +73,8 @@ def test_api_page_documents_every_public_name():
     text = (ROOT / "api.md").read_text()
     for name in posenc.__all__:
         assert re.search(rf"posenc(\.\w+)?\.{name}\b", text), f"api.md does not document posenc.{name}"
-    modules = (posenc.nn, posenc.plotting, posenc.widgets, posenc.book.player, posenc.exercises, posenc.student)
+    modules = (posenc.nn, posenc.plotting, posenc.widgets, posenc.book.player, posenc.book.webfigure, posenc.exercises)
+    modules += (posenc.student, posenc.book.browser_formulas)
     for module in modules:
         for name in module.__all__:
             assert f"{module.__name__}.{name}" in text, f"api.md does not document {module.__name__}.{name}"

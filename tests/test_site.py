@@ -144,7 +144,7 @@ def test_no_serious_accessibility_violations(site, browser, name):
 @pytest.mark.book
 @pytest.mark.parametrize("name", PAGES)
 def test_dark_mode_keeps_text_contrast(site, browser, name):
-    """The theme follows the reader's dark preference; text in boxes and players stays legible."""
+    """The theme follows the reader's dark preference; text in boxes and explorers stays legible."""
     from axe_playwright_python.sync_playwright import Axe
 
     base, _ = site
@@ -155,38 +155,11 @@ def test_dark_mode_keeps_text_contrast(site, browser, name):
         assert failures == [], f"{name} in dark mode: " + "; ".join(failures[:5])
 
 
-@pytest.mark.book
-@pytest.mark.parametrize("name", CHAPTER_PAGES)
-def test_every_player_responds_to_its_slider(site, browser, name):
-    base, html = site
-    if "posenc-player" not in (html / f"{name}.html").read_text():
-        pytest.skip(f"{name} has no explorer")
-    with opened(browser, f"{base}/{name}.html") as (page, _):
-        players = page.locator("figure.posenc-player")
-        assert players.count() >= 1
-        for index in range(players.count()):
-            player = players.nth(index)
-            image, slider, output = player.locator("img"), player.locator("input[type=range]"), player.locator("output")
-            last = int(slider.get_attribute("max"))
-            assert last >= 1, "a player needs at least two frames"
-            before = (image.get_attribute("src"), output.inner_text(), image.get_attribute("alt"))
-            target = 0 if slider.input_value() != "0" else last
-            slider.fill(str(target))  # dispatches input events, as dragging does
-            after = (image.get_attribute("src"), output.inner_text(), image.get_attribute("alt"))
-            assert after[0] != before[0], f"{name} player {index}: the frame did not change"
-            assert after[1] != before[1], f"{name} player {index}: the value label did not change"
-            assert after[2], f"{name} player {index}: the new frame has no alt text"
-            assert slider.get_attribute("aria-valuetext") == after[1]
-            player.locator("button").click()  # play, then pause: no error
-            assert player.locator("button").get_attribute("aria-pressed") == "true"
-            player.locator("button").click()
-
-
 WEIGHT_SCRIPT = """() => {
   const entries = performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'));
   const next = f => f.nextElementSibling;
   const script = f => (next(f) && next(f).tagName === 'SCRIPT' ? next(f).outerHTML : '');
-  const players = Array.from(document.querySelectorAll('figure.posenc-player')).map(f => f.outerHTML + script(f));
+  const players = Array.from(document.querySelectorAll('figure.posenc-explorer')).map(f => f.outerHTML + script(f));
   return {resources: entries.map(e => [e.name, e.encodedBodySize || 0]), players: players.join('')};
 }"""
 MAX_FIRST_VISIT_GZIP = 1.5 * 2**20
@@ -203,7 +176,7 @@ def test_page_weight_first_visit_and_explorer_data(site, browser):
 
     Every file the page loads (its HTML with the inline players, the theme's scripts, styles and
     fonts, the images) is gzipped as a server would; a first visit (empty cache) transfers them
-    all: at most 1.5 MB. Its explorers' data (players' frames and script) at most 1 MB gzipped.
+    all: at most 1.5 MB. Its explorers' data (figures, recorded states, script) at most 1 MB gzipped.
     The uncompressed sizes are reported beside them; every page's own part stays under 3 MB.
     """
     base, html = site

@@ -1,13 +1,13 @@
 """Explorers: controls clamp, callbacks never raise, the static player is self-contained and accessible."""
 
 import base64
-import json
 import re
 
 import numpy as np
 import pytest
 
-from posenc.widgets import Explorer, choice, format_value, player_html, slider, static_mode
+from posenc.book import browser_formulas, webfigure
+from posenc.widgets import Explorer, choice, computed_in_browser, format_value, slider, static_mode
 
 
 def explorer_setup():
@@ -114,25 +114,144 @@ def test_blitted_frames_equal_a_plain_full_draw():
     np.testing.assert_array_equal(blitted, np.asarray(plain.canvas.buffer_rgba()))
 
 
-def test_static_player_has_every_frame_label_and_alt_and_no_external_resource():
+def _decoded(data, ref):
+    """The int16 pairs of a record (first point, then steps; BREAK between sub-paths) in canvas px."""
+    pairs = np.frombuffer(base64.b64decode(data["xy"]), dtype="<i2").reshape(-1, 2)[ref[0] : ref[0] + ref[1]]
+    points, current = [], None
+    for step in pairs.astype(np.int64):
+        if step[0] == webfigure.BREAK:
+            current = None
+            continue
+        current = step if current is None else current + step
+        points.append(current / webfigure.SUBPIXEL)
+    return np.array(points)
+
+
+def test_website_form_records_every_state_of_every_control():
+    explorer = line_explorer(caption="What changes with speed?")
+    data = webfigure.figure_data(explorer)
+    assert [c["values"] for c in data["controls"]] == [[0.5, 1.0, 1.5, 2.0], ["sin", "cos"]]
+    assert [c["shown"] for c in data["controls"]] == [["0.5", "1", "1.5", "2"], ["sin", "cos"]]
+    table = np.frombuffer(base64.b64decode(data["table"]), dtype="<u2").reshape(8, 2)  # 4 x 2 states
+    assert data["artists"] == 1 and len(set(table[:, 0])) == 8  # every state draws its own line
+    ax = explorer.figure.axes[0]
+    x = np.linspace(0, 10, 200)
+    height = explorer.figure.bbox.height
+    for row, (speed, shape) in enumerate((s, h) for s in (0.5, 1.0, 1.5, 2.0) for h in ("sin", "cos")):
+        wave = np.sin(speed * x) if shape == "sin" else np.cos(speed * x)  # computed here, not read back
+        expected = ax.transData.transform(np.column_stack([x, wave]))
+        expected[:, 1] = height - expected[:, 1]
+        drawn = _decoded(data, data["items"][table[row, 0]]["p"])
+        # every expected point lies on the drawn polyline to a third of a pixel (1/8 px steps, simplified path)
+        segments = np.stack([drawn[:-1], drawn[1:]], axis=1)
+        a, b = segments[:, 0], segments[:, 1]
+        length2 = np.maximum(np.sum((b - a) ** 2, axis=1), 1e-12)
+        t = np.clip(np.einsum("psk,sk->ps", expected[:, None] - a[None], b - a) / length2, 0, 1)
+        gap = np.min(np.linalg.norm(expected[:, None] - (a[None] + t[..., None] * (b - a)[None]), axis=2), axis=1)
+        assert gap.max() < 0.35
+        assert webfigure.alt_text(data, table[row, 1]) == f"a {shape} wave at speed {speed}"
+    for key in ("background", "still"):
+        png = data[key] if isinstance(data[key], bytes) else base64.b64decode(data[key])
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_website_form_is_self_contained_labelled_and_deterministic():
     html = line_explorer(caption="What changes with speed?").static_html()
-    data = json.loads(re.search(r"var root=.*?, d=(\{.*?\});", html, re.S).group(1))
-    assert data["labels"] == ["speed = 0.5", "speed = 1", "speed = 1.5", "speed = 2"]
-    assert data["alts"][0] == "a sin wave at speed 0.5"
-    for frame in data["frames"]:
-        assert base64.b64decode(frame)[:4] == b"\x89PNG"
-    assert len(set(data["frames"])) == 4  # the frames differ
+    assert html == line_explorer(caption="What changes with speed?").static_html()
     assert "http://" not in html and "https://" not in html and "<link" not in html
-    assert re.search(r'<img [^>]*alt="a sin wave at speed 1.0"', html)  # the default value is shown first
-    assert re.search(r'<label for="(posenc-player-\w+)-range">speed</label>', html)
+    ident = re.search(r'<figure class="posenc-explorer" id="(posenc-explorer-\w+)"', html).group(1)
+    assert f'<label for="{ident}-0">speed</label>' in html and f'<label for="{ident}-1">shape</label>' in html
+    slider_html = f'<input type="range" id="{ident}-0" min="0" max="3" step="1" value="1" aria-valuetext="1">'
+    assert slider_html in html
+    assert re.search(rf'<select id="{ident}-1"><option value="0" selected>sin</option>', html)
+    assert re.search(r'<img [^>]*alt="a sin wave at speed 1.0"', html)  # the default state first
+    assert 'role="img" aria-label="a sin wave at speed 1.0"' in html
     assert 'aria-pressed="false"' in html and "<figcaption>What changes with speed?</figcaption>" in html
 
 
-def test_player_ids_are_deterministic_and_inputs_checked():
-    frames = [b"\x89PNG\r\n\x1a\n" + bytes(8) + (100).to_bytes(4, "big") + bytes(8)]
-    assert player_html(frames, ["x = 1"], ["alt"], "x") == player_html(frames, ["x = 1"], ["alt"], "x")
-    with pytest.raises(ValueError, match="as many labels"):
-        player_html(frames, [], ["alt"], "x")
+def test_control_grids_keep_ends_defaults_and_frames():
+    length = slider(5, 512, 9, frames=(5, 9, 17, 33, 65, 129, 257, 512))
+    grid = webfigure.control_grid(length, 64, keep=length.frames)
+    assert {5, 9, 17, 33, 512} <= set(grid) and len(grid) <= 64 + 8 and grid == tuple(sorted(grid))
+    assert webfigure.control_grid(slider(0, 31, 5), 64) == tuple(range(32))  # all 32 values fit
+    base = slider(10.0, 1e6, 1e4, log=True)
+    grid = webfigure.control_grid(base, 9)
+    assert set(grid) <= set(base.stops()) and {10.0, 1e4, 1e6} <= set(grid) and len(grid) <= 10
+    assert webfigure.control_grid(choice(["a", "b", "c"]), 1) == ("a", "b", "c")
+
+
+def test_web_grids_stay_within_the_state_budget_and_favour_the_main_control():
+    setup = explorer_setup()
+    controls = {
+        "speed": slider(0.5, 2.0, 1.0, step=0.01),
+        "a": slider(1, 1000, 5),
+        "b": slider(1.0, 1e6, 10.0, log=True),
+        "c": slider(0, 100, 50),
+    }
+    explorer = Explorer(lambda fig: lambda speed, **_: setup(fig)(speed), controls, animate="speed", alt="x")
+    grids = webfigure.web_grids(explorer, max_states=2500)
+    sizes = {name: len(grid) for name, grid in grids.items()}
+    assert np.prod(list(sizes.values())) <= 2500
+    assert sizes["speed"] >= max(sizes["a"], sizes["b"], sizes["c"]) and min(sizes.values()) >= 3
+    assert all(explorer.controls[n].value in grids[n] for n in grids)
+
+
+def test_browser_formula_twins_agree_with_posenc():
+    import posenc
+
+    rng = np.random.default_rng(1)
+    for layout in ("interleaved", "half"):
+        for d, base in ((8, 100.0), (64, 1e4), (128, 5e5)):
+            q, k = rng.normal(size=(2, d))
+            inv_freq = posenc.rope_inv_freq(d, base)
+            x, y = browser_formulas.BROWSER_FORMULAS["rope_scores"](q, k, base, 300, layout)
+            np.testing.assert_allclose(y, posenc.rope_scores(q, k, x, inv_freq, layout), atol=1e-9)
+            turned = posenc.apply_rope(q[None], [1000], inv_freq, layout)[0]
+            scores = browser_formulas.BROWSER_FORMULAS["rope_scores"]
+            _, y = scores(q, q, base, 300, layout, rotate_k_by=1000, normalize=True)
+            expected = posenc.rope_scores(q, turned, x, inv_freq, layout) / (np.linalg.norm(q) * np.linalg.norm(turned))
+            np.testing.assert_allclose(y, expected, atol=1e-9)
+    table = browser_formulas.BROWSER_FORMULAS["sinusoidal"](5, 6, 100.0, 8, 10)
+    assert np.isnan(table[5:]).all() and np.isnan(table[:, 6:]).all()
+    np.testing.assert_allclose(table[:5, :6], posenc.sinusoidal(5, 6, 100.0))
+
+
+def test_computed_in_browser_is_checked_against_the_data():
+    from matplotlib.figure import Figure
+
+    image = Figure().subplots().imshow(np.zeros((4, 4)))
+    with pytest.raises(ValueError, match="formula"):
+        computed_in_browser(image, "no such formula")
+
+    def setup(fig):
+        ax = fig.subplots()
+        picture = ax.imshow(np.zeros((8, 8)), vmin=-1, vmax=1)
+
+        def update(base):
+            picture.set_data(np.zeros((8, 8)))  # not the sinusoidal table it claims to be
+            computed_in_browser(picture, "sinusoidal", n_positions=8, d_model=8, base=base, rows=8, cols=8)
+            return [picture]
+
+        return update
+
+    explorer = Explorer(setup, {"base": slider(10.0, 100.0, 10.0, log=True)}, animate="base", alt="x")
+    with pytest.raises(ValueError, match="does not give the image's data"):
+        webfigure.figure_data(explorer)
+
+
+def test_an_artist_the_website_cannot_draw_is_named():
+    def setup(fig):
+        ax = fig.subplots()
+        band = ax.fill_between([0, 1], [0, 1])  # a PolyCollection
+
+        def update(speed):
+            return [band]
+
+        return update
+
+    explorer = Explorer(setup, {"speed": slider(0.5, 2.0, 1.0, step=0.5)}, animate="speed", alt="x")
+    with pytest.raises(NotImplementedError, match=r"cannot draw a changing \w*PolyCollection"):
+        webfigure.figure_data(explorer)
 
 
 def test_live_widget_redraws_and_never_raises(monkeypatch):

@@ -1,11 +1,12 @@
 """Explorers: one figure, a few controls, two forms from one code path.
 
 In a live kernel (JupyterLab, Colab, Binder) an :class:`Explorer` shows ipywidgets
-controls that redraw the figure; on the static website, where no kernel runs, it
-shows a self-contained player (:mod:`posenc.book.player`): the same figure precomputed
-for a handful of values of its main control, with a labelled slider and a play button, in inline HTML and
-JavaScript that loads nothing from other hosts. The environment variable
-``POSENC_STATIC=1`` (set by ``make book`` and the test build) selects the player.
+controls that redraw the figure; on the static website, where no kernel runs, it shows the
+same figure redrawn in the browser (:mod:`posenc.book.player`): every control works there,
+over a grid of its values, from posenc's numbers recorded at build time
+(:mod:`posenc.book.webfigure`), in inline HTML and JavaScript that loads nothing from other
+hosts. The environment variable ``POSENC_STATIC=1`` (set by ``make book`` and the test build)
+selects the website's form.
 
 A chapter writes one ``setup(fig)`` function that draws the figure and returns an
 ``update(**values)`` function; ``update`` changes the artists that depend on the
@@ -43,7 +44,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validation import check_choice
+from .._validation import check_choice, check_int
+from .browser_formulas import computed_in_browser  # noqa: F401  (chapters import it from here)
 
 __all__ = ["Control", "slider", "choice", "Explorer", "static_mode", "format_value"]
 
@@ -113,7 +115,7 @@ class Control:
         return number
 
     def default_frames(self, count: int = 9) -> tuple:
-        """Values for the static player: the control's own ``frames``, else ``count`` spread over the range."""
+        """Values to step through (the play button, the title test): ``frames``, else ``count`` over the range."""
         if self.frames:
             return tuple(self.clamp(v) for v in self.frames)
         if self.kind == "choice":
@@ -131,7 +133,7 @@ def slider(minimum, maximum, value, step=None, log: bool = False, label: str | N
     ``log=True`` makes a logarithmic slider (for a base, say): about 20 stops per decade, plus
     ``value``, ``frames`` and both ends exactly; integers if all three are ints. ``label`` is the
     name the reader sees (with units: ``"L (tokens)"``); the default is the keyword's name.
-    ``frames`` lists the values the static player shows when this is the explorer's main control.
+    ``frames`` lists values the website keeps exactly (and plays) when this is the explorer's main control.
     """
     if not minimum < maximum:
         raise ValueError(f"slider needs minimum < maximum, got minimum={minimum}, maximum={maximum}")
@@ -159,7 +161,7 @@ def choice(options: Sequence, value=None, label: str | None = None) -> Control:
 
 
 def static_mode() -> bool:
-    """True when explorers should render the website's player (``POSENC_STATIC=1``) or no kernel is running."""
+    """True when explorers should render the website's form (``POSENC_STATIC=1``) or no kernel is running."""
     if os.environ.get("POSENC_STATIC", "").strip() not in ("", "0"):
         return True
     try:
@@ -207,7 +209,7 @@ class Explorer:
     controls : dict
         Name -> :func:`slider` or :func:`choice`; the names are ``update``'s keywords.
     animate : str
-        The main control: the static player steps through its frames.
+        The main control: the website's play button steps through it.
     alt : str or callable
         Alt text of the figure; a callable receives the control values of each frame.
     figsize : tuple of float
@@ -215,7 +217,10 @@ class Explorer:
     dpi : int
         Its resolution in dots per inch.
     caption : str, optional
-        Shown under the static player.
+        Shown under the website's form.
+    website_states : int, optional
+        At most this many grid points on the website (default 2,000): fewer for an explorer whose
+        ``update`` or alt text is slow, so that the book builds quickly.
     """
 
     def __init__(
@@ -229,6 +234,7 @@ class Explorer:
         dpi: int = 90,
         caption: str | None = None,
         frames: Sequence | None = None,
+        website_states: int | None = None,
     ):
         if not controls:
             raise ValueError("an Explorer needs at least one control")
@@ -237,6 +243,7 @@ class Explorer:
         self.animate = animate
         self.alt = alt
         self.caption = caption
+        self.website_states = None if website_states is None else check_int("website_states", website_states, minimum=1)
         self.frames = tuple(frames) if frames is not None else self.controls[animate].default_frames()
         self.values = {name: control.value for name, control in self.controls.items()}
         self.redraw_ms: list[float] = []
@@ -318,7 +325,7 @@ class Explorer:
     # -- the two forms -------------------------------------------------------------------------
 
     def static_html(self) -> str:
-        """The website's player (:func:`posenc.book.player.static_player`)."""
+        """The website's form (:func:`posenc.book.player.static_player`)."""
         from .player import static_player
 
         return static_player(self)
@@ -376,13 +383,10 @@ class Explorer:
         return made
 
     def show(self):
-        """Display the live widget in a kernel, the static player on the website (``POSENC_STATIC=1``)."""
+        """Display the live widget in a kernel, the website's form on the website (``POSENC_STATIC=1``)."""
         from IPython.display import HTML, display
 
         if static_mode():
             display(HTML(self.static_html()))
         else:
             display(self.widget())
-
-
-from .player import player_html  # noqa: E402, F401  (the website form, re-exported)
