@@ -1,6 +1,7 @@
 """Explorers: controls clamp, callbacks never raise, the static player is self-contained and accessible."""
 
 import base64
+import math
 import re
 
 import numpy as np
@@ -194,6 +195,21 @@ def test_web_grids_stay_within_the_state_budget_and_favour_the_main_control():
     assert np.prod(list(sizes.values())) <= 2500
     assert sizes["speed"] >= max(sizes["a"], sizes["b"], sizes["c"]) and min(sizes.values()) >= 3
     assert all(explorer.controls[n].value in grids[n] for n in grids)
+
+
+def test_website_states_is_checked_and_bounds_the_grid():
+    with pytest.raises(ValueError, match="website_states"):
+        line_explorer(website_states=0)
+    explorer = Explorer(
+        explorer_setup(),
+        {"speed": slider(0.5, 2.0, 1.0, step=0.01), "shape": choice(["sin", "cos"])},
+        animate="speed",
+        alt="x",
+        website_states=20,
+    )
+    data = webfigure.figure_data(explorer)
+    assert math.prod(len(c["values"]) for c in data["controls"]) <= 20
+    assert [len(c["values"]) for c in data["controls"]][1] == 2  # a menu keeps every option
 
 
 def test_browser_formula_twins_agree_with_posenc():
