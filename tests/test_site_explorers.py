@@ -368,6 +368,42 @@ def chapter_09(v):
     ]
 
 
+def chapter_10(v):
+    s, base, d = v["s"], v["base"], int(v["head_dim"])
+    pairs = np.arange(d // 2)
+    place = 2 * pairs / d
+    theta = base ** (-2 * pairs / d)
+    dynamic, _ = posenc.scaled_inv_freq(
+        "dynamic", d, base, factor=s, original_max_position_embeddings=4096, seq_len=round(s * 4096)
+    )
+    return [
+        ("line", 0, place, np.full(pairs.size, s)),  # interpolation: every pair s times slower
+        ("line", 1, place, s ** (2 * pairs / (d - 2))),  # NTK: base s^(d/(d-2)) times larger
+        ("line", 2, place, theta / dynamic),
+        ("line", 3, place, 2 * np.pi / theta),  # the original wavelengths
+        ("text", 8, f"s = {s:g}: PI slows all pairs {s:g}x"),
+    ]
+
+
+def chapter_11_temperature(v):
+    s = v["s"]
+    a = 0.1 * math.log(s) + 1  # YaRN's factor on cos and sin (Peng et al. 2023, eq. 22)
+    return [("marks", 0, [s, s], [a, a**2]), ("text", 3, f"logits x {a**2:.3f}")]
+
+
+def chapter_11_bands(v):
+    length, s = round(v["L"]), v["s"]
+    pairs = np.arange(64)
+    theta = 10000.0 ** (-2 * pairs / 128)
+    ramp = posenc.yarn_ramp(128, 10000.0, length, v["beta_fast"], v["beta_slow"])
+    return [
+        ("line", 0, pairs, ramp),
+        ("line", 1, pairs, length * theta / (2 * np.pi)),  # turns within L
+        ("line", 6, pairs, np.full(64, s)),  # linear interpolation
+        ("text", 7, f"L = {length:,}, s = {s:.3g}"),
+    ]
+
+
 def chapter_13(v):
     matched = int(v["matched_at"])  # a key matched m back scores |q|^2 there (checked off the panel's edge)
     return [("on_line", 0, [matched], [1.0])] if matched >= 10 else []
@@ -390,6 +426,8 @@ EXPECTED = {  # page -> explorer on the page -> values computed here
     "chapters/07_relative_schemes": {0: chapter_07_alibi},
     "chapters/08_rope": {1: chapter_08_scores},
     "chapters/09_past_the_training_length": {0: chapter_09},
+    "chapters/10_interpolation_and_ntk": {0: chapter_10},
+    "chapters/11_yarn": {0: chapter_11_temperature, 1: chapter_11_bands},
     "chapters/13_conventions_and_bugs": {0: chapter_13},
     "chapters/14_reading_a_config": {0: chapter_14},
 }
