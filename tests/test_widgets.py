@@ -197,6 +197,15 @@ def test_web_grids_stay_within_the_state_budget_and_favour_the_main_control():
     assert all(explorer.controls[n].value in grids[n] for n in grids)
 
 
+def test_web_grids_stop_when_the_budget_cannot_be_met():
+    """Kept values (default, frames) and menus bound how far a grid can shrink: it stops there."""
+    setup = explorer_setup()
+    controls = {"speed": slider(0, 100, 50, frames=tuple(range(0, 100, 10))), "menu": choice(range(300))}
+    explorer = Explorer(lambda fig: lambda speed, menu: setup(fig)(speed), controls, animate="speed", alt="x")
+    grids = webfigure.web_grids(explorer, max_states=100)
+    assert len(grids["menu"]) == 300 and set(range(0, 100, 10)) <= set(grids["speed"]) and 50 in grids["speed"]
+
+
 def test_website_states_is_checked_and_bounds_the_grid():
     with pytest.raises(ValueError, match="website_states"):
         line_explorer(website_states=0)

@@ -80,7 +80,11 @@ def web_grids(explorer, max_states: int = MAX_STATES) -> dict[str, tuple]:
 
     grids = {n: grid(n) for n in names}
     while math.prod(len(g) for g in grids.values()) > max_states:
-        shrinkable = [n for n in names if explorer.controls[n].kind != "choice" and len(grids[n]) > MIN_STOPS]
+        shrinkable = [
+            n
+            for n in names
+            if explorer.controls[n].kind != "choice" and len(grids[n]) > MIN_STOPS and counts[n] > MIN_STOPS
+        ]
         if not shrinkable:
             break
         weight = {n: 3.0 if n == explorer.animate else 1.0 for n in names}
