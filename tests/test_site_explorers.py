@@ -208,11 +208,13 @@ def check(data, drawn, expectation, where):
             vertices = vertices[(vertices[:, 1] > y0 + 1) & (vertices[:, 1] < y0 + h - 1)]
             back = _distance_to_polyline(vertices, [tuple(p) for p in expected])
             assert back.max(initial=0) <= PIXEL_TOLERANCE, f"{where}: artist {index} draws {back.max():.2f} px off"
-    elif kind == "marks":
+    elif kind in ("marks", "marks_exact"):  # exact: these markers and no others
         x, y = rest
         expected = _expected_px(data, item, x, y)
-        drawn_points = np.array([p for p in item["mp"] if p is not None], float)
+        drawn_points = np.array([p for p in item["mp"] if p is not None], float).reshape(-1, 2)
         assert len(drawn_points) >= len(expected), f"{where}: artist {index} draws too few markers"
+        if kind == "marks_exact":
+            assert len(drawn_points) == len(x), f"{where}: artist {index} draws {len(drawn_points)} markers"
         gaps = np.min(np.linalg.norm(expected[:, None] - drawn_points[None], axis=2), axis=1)
         assert gaps.max(initial=0) <= 0.1, f"{where}: a marker of artist {index} is {gaps.max():.2f} px off"
     elif kind == "values":  # the browser's port of a posenc formula, to 1e-6
@@ -355,6 +357,23 @@ def chapter_08_scores(v):
     return [("values", 0, scores), ("values", 1, bound / bound[0]), ("line", 0, offsets, scores)]
 
 
+def chapter_08_pairs(v):
+    p = int(v["position"])
+    checks = [("text", 0, f"position p = {p}")]
+    for n, pair in enumerate((0, 2, 4, 7)):
+        theta = 10000.0 ** (-2 * pair / 16)
+        k = np.arange(p + 1)
+        end = (math.cos(p * theta), math.sin(p * theta))  # turned counter-clockwise from (1, 0)
+        t = np.linspace(0, 1, 9)
+        checks += [
+            ("marks", 1 + 3 * n, np.cos(k * theta), np.sin(k * theta)),
+            ("line", 2 + 3 * n, t * end[0], t * end[1]),
+            ("marks_exact", 2 + 3 * n, [end[0]], [end[1]]),  # one marker, at the tip (markevery=[1])
+            ("text", 3 + 3 * n, f"{p * theta / (2 * np.pi):.3g} turns"),
+        ]
+    return checks
+
+
 def chapter_09(v):
     length, base, d = round(v["L"]), v["base"], int(v["head_dim"])
     pairs = np.arange(d // 2)
@@ -424,7 +443,7 @@ EXPECTED = {  # page -> explorer on the page -> values computed here
     "chapters/04_offsets_are_rotations": {0: chapter_04},
     "chapters/05_similarity_matrices": {0: chapter_05},
     "chapters/07_relative_schemes": {0: chapter_07_alibi},
-    "chapters/08_rope": {1: chapter_08_scores},
+    "chapters/08_rope": {0: chapter_08_pairs, 1: chapter_08_scores},
     "chapters/09_past_the_training_length": {0: chapter_09},
     "chapters/10_interpolation_and_ntk": {0: chapter_10},
     "chapters/11_yarn": {0: chapter_11_temperature, 1: chapter_11_bands},

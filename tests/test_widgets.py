@@ -264,6 +264,17 @@ def test_computed_in_browser_is_checked_against_the_data():
         webfigure.figure_data(explorer)
 
 
+def test_markers_follow_markevery():
+    points = np.arange(20.0).reshape(10, 2)
+    assert webfigure._marked(points, None).shape == (10, 2)
+    assert np.array_equal(webfigure._marked(points, [1]), points[[1]])
+    assert np.array_equal(webfigure._marked(points, 3), points[::3])
+    assert np.array_equal(webfigure._marked(points, (1, 4)), points[1::4])
+    assert np.array_equal(webfigure._marked(points, slice(2, 5)), points[2:5])
+    with pytest.raises(NotImplementedError, match="markevery"):
+        webfigure._marked(points, 0.1)
+
+
 def test_an_artist_the_website_cannot_draw_is_named():
     def setup(fig):
         ax = fig.subplots()

@@ -94,6 +94,23 @@ def web_grids(explorer, max_states: int = MAX_STATES) -> dict[str, tuple]:
     return grids
 
 
+def _marked(points: np.ndarray, markevery) -> np.ndarray:
+    """The points that carry a marker under ``Line2D.set_markevery`` (int, (start, step), slice,
+    list of indices or booleans); spacing by distance (floats) is not supported."""
+    if markevery is None:
+        return points
+    if isinstance(markevery, int | np.integer):
+        return points[::markevery]
+    if isinstance(markevery, tuple) and all(isinstance(v, int | np.integer) for v in markevery):
+        return points[markevery[0] :: markevery[1]]
+    if isinstance(markevery, slice):
+        return points[markevery]
+    chosen = np.asarray(markevery)
+    if chosen.dtype == bool or np.issubdtype(chosen.dtype, np.integer):
+        return points[chosen]
+    raise NotImplementedError(f"the website cannot place markers with markevery={markevery!r}")
+
+
 def _rgba(colour, alpha=None) -> str | None:
     from matplotlib.colors import to_rgba
 
@@ -285,7 +302,7 @@ class _Recorder:
         if marker.get_marker() not in (None, "None", "", " ") and size > 0:
             scale = marker.get_transform() + Affine2D().scale(size)
             filled = marker.is_filled() and marker.get_fillstyle() != "none"
-            points = transform.transform(line.get_xydata())
+            points = _marked(transform.transform(line.get_xydata()), line.get_markevery())
             points = points[np.all(np.isfinite(points), axis=1)]
             if record["clip"]:
                 x0, y0, x1, y1 = line.get_clip_box().extents
