@@ -179,6 +179,10 @@ def test_control_grids_keep_ends_defaults_and_frames():
     grid = webfigure.control_grid(base, 9)
     assert set(grid) <= set(base.stops()) and {10.0, 1e4, 1e6} <= set(grid) and len(grid) <= 10
     assert webfigure.control_grid(choice(["a", "b", "c"]), 1) == ("a", "b", "c")
+    with pytest.raises(ValueError, match="count"):
+        webfigure.control_grid(base, 0)
+    with pytest.raises(ValueError, match="max_states"):
+        webfigure.web_grids(line_explorer(), max_states=0)
 
 
 def test_web_grids_stay_within_the_state_budget_and_favour_the_main_control():

@@ -15,10 +15,9 @@ import hashlib
 import html
 import json
 
-import numpy as np
-
+from .._validation import check_int
 from .browser_formulas import FORMULAS_JS
-from .webfigure import alt_text, figure_data
+from .webfigure import figure_data
 
 __all__ = ["static_player", "explorer_html"]
 
@@ -168,17 +167,11 @@ def _control_html(element_id: str, k: int, control: dict) -> str:
 
 def explorer_html(data: dict, caption: str | None = None, interval_ms: int = 600) -> str:
     """The self-contained HTML of one explorer from :func:`~posenc.book.webfigure.figure_data`."""
+    interval_ms = check_int("interval_ms", interval_ms, minimum=1)
     data = dict(data)
-    still = data.pop("still")
+    still, alt = data.pop("still"), data.pop("still_alt")
     payload = json.dumps(data, separators=(",", ":"), ensure_ascii=True).replace("</", "<\\/")
     element_id = "posenc-explorer-" + hashlib.sha1(payload.encode()).hexdigest()[:10]  # deterministic
-    strides, count = [], 1
-    for control in reversed(data["controls"]):
-        strides.insert(0, count)
-        count *= len(control["values"])
-    start = sum(c["start"] * s for c, s in zip(data["controls"], strides, strict=True))
-    table = _table(data)
-    alt = alt_text(data, table[start * (data["artists"] + 1) + data["artists"]])
     main = data["controls"][data["main"]]["label"]
     controls = "".join(_control_html(element_id, k, c) for k, c in enumerate(data["controls"]))
     caption_html = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
@@ -194,7 +187,3 @@ def explorer_html(data: dict, caption: str | None = None, interval_ms: int = 600
         f'title="Step through {html.escape(main)}">Play</button>{controls}</div>'
         f"{caption_html}</figure><script>{script}</script>"
     )
-
-
-def _table(data: dict) -> np.ndarray:
-    return np.frombuffer(base64.b64decode(data["table"]), dtype="<u4" if data["wide"] else "<u2")

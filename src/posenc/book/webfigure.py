@@ -15,7 +15,8 @@ Coordinates are stored as 16-bit integers in 1/8 pixel; identical records are st
 a table names, for each state and artist, the record to draw (most artists depend on only some
 of the controls, so most records repeat). The browser's canvas redraws a state in a few
 milliseconds (:mod:`posenc.book.player`); ``axes`` carries each panel's data-to-pixel mapping so
-that tests can read the drawn values back as data and compare them with posenc.
+that tests can read the drawn values back as data and compare them with posenc. Artists too large
+to record in every state are computed by the browser instead (:mod:`posenc.book.browser_formulas`).
 """
 
 from __future__ import annotations
@@ -29,12 +30,13 @@ from itertools import product
 
 import numpy as np
 
+from .._validation import check_int
 from .browser_formulas import _ARRAY_DIGITS, BROWSER_FORMULAS
 
 __all__ = ["web_grids", "control_grid", "figure_data", "alt_text"]
 
 MAX_STATES = 2000  # grid points per explorer: a page stays under 3 MB, its data well under 1 MB gzipped
-CHECK_EVERY = 10  # a browser formula is checked against the artist's data in its first 20 states, then 1 in 10
+CHECK_FIRST, CHECK_EVERY = 20, 10  # a browser formula is checked in its first 20 states, then 1 in 10
 MAIN_STOPS, OTHER_STOPS, MIN_STOPS = 64, 16, 3
 SUBPIXEL = 8  # coordinates in 1/8 px
 BREAK = -32768  # int16 marker: start a new sub-path
@@ -50,6 +52,7 @@ def control_grid(control, count: int, keep=()) -> tuple:
     ``count``; else ``count`` values evenly spread over them (in steps of the slider, or of its
     logarithmic stops), plus its default and ``keep`` (the main control's frames) exactly.
     """
+    count = check_int("count", count, minimum=1)
     if control.kind == "choice":
         return tuple(control.options)
     if control.kind == "log":
@@ -71,6 +74,7 @@ def web_grids(explorer, max_states: int = MAX_STATES) -> dict[str, tuple]:
     """Each control's website values: the main control up to 64, others up to 16, fewer while
     the grid holds more than ``max_states`` points (the control with most values per weight
     gives one up first; the main control counts triple; choices keep every option)."""
+    max_states = check_int("max_states", max_states, minimum=1)
     names = list(explorer.controls)
     counts = {n: MAIN_STOPS if n == explorer.animate else OTHER_STOPS for n in names}
 
@@ -136,16 +140,10 @@ class _Recorder:
         self.pixels_length = 0
         self.items: list[dict] = []
         self.index: dict[str, int] = {}
-        self.shapes: list[list] = []
-        self.shape_index: dict[str, int] = {}
         self.axes: list = []
-        self.luts: list[dict] = []
-        self.arrays: list[list] = []
-        self.styles: list[dict] = []
-        self.style_index: dict[str, int] = {}
+        self.shapes, self.luts, self.arrays, self.styles = [], [], [], []  # each entry stored once
+        self._interned: dict[tuple, int] = {}
         self.checked: dict[str, int] = {}
-        self.array_index: dict[str, int] = {}
-        self.lut_index: dict[str, int] = {}
 
     # -- binary storage ---------------------------------------------------------------------
 
@@ -185,14 +183,18 @@ class _Recorder:
             self.axes.append(ax)
         return self.axes.index(ax)
 
+    def _intern(self, table: str, value) -> int:
+        """The index of ``value`` in the shared table ``table`` ("shapes", "luts", ...), appended if new."""
+        key = (table, json.dumps(value, sort_keys=True))
+        if key not in self._interned:
+            self._interned[key] = len(getattr(self, table))
+            getattr(self, table).append(value)
+        return self._interned[key]
+
     def _shape(self, path, transform, filled: bool) -> int:
         polygons = path.to_polygons(transform, closed_only=False)
         flipped = [[round(float(v), 2) for xy in poly for v in (xy[0], -xy[1])] for poly in polygons]
-        key = json.dumps([flipped, filled])
-        if key not in self.shape_index:
-            self.shape_index[key] = len(self.shapes)
-            self.shapes.append([flipped, filled])
-        return self.shape_index[key]
+        return self._intern("shapes", [flipped, filled])
 
     def add(self, record: dict, arrays: dict) -> int:
         """Store ``record`` once (with its arrays, compared as stored: quantised); returns its index."""
@@ -205,13 +207,9 @@ class _Recorder:
         key = digest.hexdigest()
         if key in self.index:
             return self.index[key]
-        style = {k: v for k, v in record.items() if k not in _GEOMETRY}  # shared by many records: stored once
-        style_key = json.dumps(style, sort_keys=True)
-        if style_key not in self.style_index:
-            self.style_index[style_key] = len(self.styles)
-            self.styles.append(style)
+        style = {k: v for k, v in record.items() if k not in _GEOMETRY}  # shared by many records
         record = {k: v for k, v in record.items() if k in _GEOMETRY}
-        record["s"] = self.style_index[style_key]
+        record["s"] = self._intern("styles", style)
         for name, data in encoded.items():
             if name == "pixels":
                 if self.pixels_length % 2:  # two-byte pixels start at an even offset
@@ -272,7 +270,8 @@ class _Recorder:
             if line.get_marker() not in (None, "None", "", " ") or line.get_drawstyle() != "default":
                 raise NotImplementedError("a browser-computed line has no markers and the default drawstyle")
             record.update(fn=name, args=shipped)
-        if line.get_linestyle() not in ("None", "", " ") and width > 0 and formula is None:
+        stroked = line.get_linestyle() not in ("None", "", " ") and width > 0
+        if stroked and formula is None:
             display = transform.transform_path(line.get_path())  # drawstyle (steps) included
             clip = line.get_clip_box().extents if record["clip"] else None
             cleaned = display.cleaned(remove_nans=True, clip=clip, simplify=True)
@@ -286,7 +285,7 @@ class _Recorder:
             if current:
                 parts.append(current)
             arrays["p"] = [self._canvas(part) for part in parts if len(part) > 1]
-        if line.get_linestyle() not in ("None", "", " ") and width > 0:
+        if stroked:
             offset, pattern = getattr(line, "_dash_pattern", (0, None))
             dashed = pattern is not None and len(pattern) > 0
             record.update(
@@ -397,7 +396,7 @@ class _Recorder:
     def _should_check(self, name: str) -> bool:
         count = self.checked.get(name, 0)
         self.checked[name] = count + 1
-        return count < 20 or count % CHECK_EVERY == 0
+        return count < CHECK_FIRST or count % CHECK_EVERY == 0
 
     def _formula_arguments(self, name: str, arguments: dict) -> tuple[dict, dict]:
         """The arguments as shipped (arrays rounded and stored once, referred to by index) and as
@@ -406,11 +405,7 @@ class _Recorder:
         for key, value in arguments.items():
             if isinstance(value, np.ndarray | list | tuple):
                 values = [float(f"{v:.{_ARRAY_DIGITS}g}") for v in np.asarray(value, dtype=float).ravel()]
-                text = json.dumps(values)
-                if text not in self.array_index:
-                    self.array_index[text] = len(self.arrays)
-                    self.arrays.append(values)
-                shipped[key], rounded[key] = {"array": self.array_index[text]}, np.array(values)
+                shipped[key], rounded[key] = {"array": self._intern("arrays", values)}, np.array(values)
             elif isinstance(value, str):
                 shipped[key] = rounded[key] = value
             elif isinstance(value, bool | np.bool_):
@@ -425,8 +420,9 @@ class _Recorder:
         from matplotlib.colors import Normalize
 
         data = np.ma.filled(image.get_array().astype(float), np.nan)
+        shipped, rounded = self._formula_arguments(name, arguments)
         if self._should_check(name):
-            expected = BROWSER_FORMULAS[name](**self._formula_arguments(name, arguments)[1])
+            expected = BROWSER_FORMULAS[name](**rounded)
             if expected.shape != data.shape or not np.allclose(expected, data, rtol=0, atol=1e-6, equal_nan=True):
                 raise ValueError(f"computed_in_browser: {name}({arguments}) does not give the image's data")
         if type(image.norm) is not Normalize:
@@ -434,10 +430,6 @@ class _Recorder:
         cmap = image.get_cmap()
         cmap(0.0)  # builds the look-up table
         lut = np.round(np.asarray(cmap._lut) * 255).astype(int)  # N colours, then under, over, bad
-        key = json.dumps(lut.ravel().tolist())
-        if key not in self.lut_index:
-            self.lut_index[key] = len(self.luts)
-            self.luts.append({"n": int(cmap.N), "rgba": lut.ravel().tolist()})
         rect, flip_rows, flip_columns, smooth = self._placement(image, data.shape)
         record = {
             "t": "i",
@@ -448,8 +440,8 @@ class _Recorder:
             "flip": [flip_rows, flip_columns],
             "smooth": smooth,
             "fn": name,
-            "args": self._formula_arguments(name, arguments)[0],
-            "lut": self.lut_index[key],
+            "args": shipped,
+            "lut": self._intern("luts", {"n": int(cmap.N), "rgba": lut.ravel().tolist()}),
             "range": [float(image.norm.vmin), float(image.norm.vmax)],
         }
         return self.add(record, {})
@@ -552,6 +544,7 @@ def figure_data(explorer, grids: dict[str, tuple] | None = None) -> dict:
     explorer.values = dict(defaults)
     explorer._draw(defaults)  # leave the figure in its default state
     still = explorer._png(compress_level=9, palette=True)
+    still_alt = explorer.alt_text(defaults)
     states = np.asarray(table, dtype=np.int64)
     wide = states.max(initial=0) >= 2**16
     controls = []
@@ -589,7 +582,8 @@ def figure_data(explorer, grids: dict[str, tuple] | None = None) -> dict:
         "xy": _b64(xy.astype("<i2").tobytes()),
         "px": _b64(pixels),
         "background": _b64(background),
-        "still": still,
+        "still": still,  # the default state as matplotlib draws it, for readers without JavaScript
+        "still_alt": still_alt,
     }
 
 

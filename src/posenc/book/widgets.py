@@ -115,7 +115,7 @@ class Control:
         return number
 
     def default_frames(self, count: int = 9) -> tuple:
-        """Values to step through (the play button, the title test): ``frames``, else ``count`` over the range."""
+        """Values the website keeps exactly for the main control: ``frames``, else ``count`` over the range."""
         if self.frames:
             return tuple(self.clamp(v) for v in self.frames)
         if self.kind == "choice":
