@@ -58,7 +58,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_kernels.py
 
 student: $(STAMP)
-	$(BIN)/python -m posenc.student chapters _build/student
+	$(BIN)/python -m posenc.course student chapters _build/student
 
 teacher: $(STAMP)
 	$(BIN)/python -m posenc.course teacher chapters _build/teacher

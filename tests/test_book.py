@@ -62,19 +62,21 @@ def test_misconceptions_gallery_lists_every_misconception():
 def test_api_page_documents_every_public_name():
     import posenc
     import posenc.book.browser_formulas
+    import posenc.book.controls
     import posenc.book.player
+    import posenc.book.plotting
     import posenc.book.webfigure
+    import posenc.book.widgets
+    import posenc.course.editions
     import posenc.exercises
     import posenc.nn
-    import posenc.plotting
-    import posenc.student
-    import posenc.widgets
 
     text = (ROOT / "api.md").read_text()
     for name in posenc.__all__:
         assert re.search(rf"posenc(\.\w+)?\.{name}\b", text), f"api.md does not document posenc.{name}"
-    modules = (posenc.nn, posenc.plotting, posenc.widgets, posenc.book.player, posenc.book.webfigure, posenc.exercises)
-    modules += (posenc.student, posenc.book.browser_formulas)
+    modules = (posenc.nn, posenc.book.plotting, posenc.book.widgets, posenc.book.controls, posenc.book.player)
+    modules += (posenc.book.webfigure,)
+    modules += (posenc.exercises, posenc.course.editions, posenc.book.browser_formulas)
     for module in modules:
         for name in module.__all__:
             assert f"{module.__name__}.{name}" in text, f"api.md does not document {module.__name__}.{name}"

@@ -1,10 +1,10 @@
-"""posenc.glue: the value comes back unchanged (so a cell can assert on it), and a bad name is refused."""
+"""posenc.book.glue: the value comes back unchanged (so a cell can assert on it), and a bad name is refused."""
 
 import sys
 
 import pytest
 
-from posenc.glue import glue
+from posenc.book.glue import glue
 
 
 def test_glue_returns_the_value_it_stores():

@@ -2,7 +2,7 @@
 
 from docutils import nodes
 
-from posenc.sphinxext import _keep_punctuation_with_math
+from posenc.book.sphinxext import _keep_punctuation_with_math
 
 
 def paragraph(*children):
@@ -40,7 +40,7 @@ def test_punctuation_run_only_is_moved_and_empty_text_removed():
 def test_the_icon_script_is_replaced_after_an_html_build_only(tmp_path):
     from types import SimpleNamespace
 
-    from posenc.sphinxext import ICON_SCRIPT, ICON_STUB, _drop_icon_script
+    from posenc.book.sphinxext import ICON_SCRIPT, ICON_STUB, _drop_icon_script
 
     script = tmp_path / ICON_SCRIPT
     script.parent.mkdir(parents=True)

@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from posenc.student import stub_source, student_notebook, write_student_edition
+from posenc.course.editions import stub_source, student_notebook, write_student_edition
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
@@ -148,10 +148,9 @@ def test_the_edition_carries_what_the_notebooks_read(student_edition):
 
 
 def test_one_chapter_can_be_handed_out(tmp_path):
-    result = subprocess.run(
-        [sys.executable, "-m", "posenc.student", str(ROOT / "chapters" / "08_rope.ipynb"), str(tmp_path / "out")],
-        capture_output=True, text=True,
-    )
+    chapter = str(ROOT / "chapters" / "08_rope.ipynb")
+    command = [sys.executable, "-m", "posenc.course", "student", chapter, str(tmp_path / "out")]
+    result = subprocess.run(command, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["08_rope.ipynb", "images"]
     assert not list((tmp_path / "out").glob(".*"))  # no temporary file left behind
@@ -160,12 +159,13 @@ def test_one_chapter_can_be_handed_out(tmp_path):
 @pytest.mark.parametrize("argument", ["missing.ipynb", "README.md", "not-there/"])
 def test_a_bad_path_is_one_line_on_stderr(argument, tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "posenc.student", argument, str(tmp_path / "out")],
+        [sys.executable, "-m", "posenc.course", "student", argument, str(tmp_path / "out")],
         capture_output=True, text=True, cwd=ROOT,
     )
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and argument.rstrip("/") in result.stderr
-    too_many = subprocess.run([sys.executable, "-m", "posenc.student", "a", "b", "c"], capture_output=True, text=True)
+    command = [sys.executable, "-m", "posenc.course", "student", "a", "b", "c"]
+    too_many = subprocess.run(command, capture_output=True, text=True)
     assert too_many.returncode == 2 and "usage" in too_many.stderr
 
 

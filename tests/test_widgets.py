@@ -7,8 +7,9 @@ import re
 import numpy as np
 import pytest
 
-from posenc.book import browser_formulas, webfigure
-from posenc.widgets import Explorer, choice, computed_in_browser, format_value, slider, static_mode
+from posenc.book import Explorer, browser_formulas, choice, computed_in_browser, slider, webfigure
+from posenc.book.controls import format_value
+from posenc.book.widgets import static_mode
 
 
 def explorer_setup():

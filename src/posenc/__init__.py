@@ -9,8 +9,8 @@ output dtype), one module per family:
 * ``posenc.biases``: ALiBi, T5 buckets, Shaw et al.'s clipped offsets;
 * ``posenc.analysis``: similarity, offset matrices, wavelengths, decay, precision;
 * ``posenc.attention``: plain softmax attention, for demonstrations;
-* ``posenc.book``: what only the book needs: explorers (``posenc.widgets``), plot helpers
-  (``posenc.plotting``), the Sphinx extension and its assets;
+* ``posenc.book``: what only the book needs: explorers, plot helpers,
+  numbers for the prose, the Sphinx extension and its assets;
 * ``posenc.nn``: PyTorch modules (imported on demand: ``import posenc.nn``).
 """
 

@@ -1,6 +1,19 @@
 """What only the book needs, apart from the kernels: explorers (live widgets and the website's
-player), plot styles and helpers, the Sphinx extension and its static assets.
+player), plot styles and helpers, numbers for the prose, the Sphinx extension and its assets.
 
-``posenc.widgets``, ``posenc.plotting`` and ``posenc.sphinxext`` remain as names for these
-modules (the chapters import them so).
+A chapter imports what it uses from here, in one line::
+
+    from posenc.book import Explorer, choice, glue, plotting, slider
+
+Each name has one home: :mod:`posenc.book.widgets` (``Explorer``), :mod:`posenc.book.controls`
+(``slider``, ``choice``), :mod:`posenc.book.browser_formulas` (``computed_in_browser``),
+:mod:`posenc.book.glue` (``glue``) and :mod:`posenc.book.plotting`.
 """
+
+from . import plotting
+from .browser_formulas import computed_in_browser
+from .controls import choice, slider
+from .glue import glue
+from .widgets import Explorer
+
+__all__ = ["Explorer", "choice", "computed_in_browser", "glue", "plotting", "slider"]

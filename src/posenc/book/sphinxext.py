@@ -65,7 +65,7 @@ def _keep_punctuation_with_math(app, doctree, docname):
 
 
 ICON_SCRIPT = Path("_static") / "scripts" / "fontawesome.js"
-ICON_STUB = "/* posenc: the theme's icons come from its stylesheet's web font; see posenc.sphinxext */\n"
+ICON_STUB = "/* posenc: the theme's icons come from its stylesheet's web font; see posenc.book.sphinxext */\n"
 
 
 def _drop_icon_script(app, exception) -> None:

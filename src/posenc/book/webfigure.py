@@ -32,6 +32,7 @@ import numpy as np
 
 from .._validation import check_int
 from .browser_formulas import _ARRAY_DIGITS, BROWSER_FORMULAS
+from .controls import format_value
 
 __all__ = ["web_grids", "control_grid", "figure_data", "alt_text"]
 
@@ -511,7 +512,6 @@ def _b64(data: bytes) -> str:
 
 def figure_data(explorer, grids: dict[str, tuple] | None = None) -> dict:
     """Everything the browser needs to redraw ``explorer`` in any state of its grid (see above)."""
-    from .widgets import format_value
 
     names = list(explorer.controls)
     defaults = {name: control.value for name, control in explorer.controls.items()}

@@ -9,7 +9,7 @@
 * ``python -m posenc.course student|teacher|nbgrader|site SOURCE OUT``: the editions.
 """
 
-from .check import check
+from .checker import check
 from .engine import CheckResult, Exercise, course_seed
 from .exercises import EXERCISES
 

@@ -1,7 +1,7 @@
 """The editions of the chapters: student (solutions removed), teacher (rubrics and points), nbgrader, website.
 
-``python -m posenc.course student chapters _build/student`` (``make student``; also
-``python -m posenc.student``) copies every chapter notebook, or one, and in the copy:
+``python -m posenc.course student chapters _build/student`` (``make student``) copies every chapter
+notebook, or one, and in the copy:
 
 * removes every solution: the cells from a ``{solution-start}`` marker to its
   ``{solution-end}``, and any ``{solution}`` block inside a markdown cell;

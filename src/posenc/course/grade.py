@@ -36,7 +36,7 @@ _CHAPTER = re.compile(r"^(\d\d)")
 
 def check_namespace(namespace: dict, names: list[str], seed: int | None, timeout: float | None) -> dict:
     """Check each exercise in ``names`` against the function the namespace defines (run inside the kernel)."""
-    from .check import check
+    from .checker import check
 
     results = {}
     for name in names:
