@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import _show, as_real_array, check_int, check_real
+from ._validation import as_real_array, check_int, check_real, show_value
+from .scaling import SCALING_METHODS, scaled_inv_freq
 
 __all__ = [
     "LayerPositions",
@@ -160,7 +161,6 @@ _ALIASES = {
     "num_attention_heads": ("num_attention_heads", "n_head", "n_heads", "num_heads"),
     "max_position_embeddings": ("max_position_embeddings", "n_positions", "max_seq_len"),
 }
-_KNOWN_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional", "mrope")
 
 
 def _as_dict(config, name: str = "config") -> dict:
@@ -169,7 +169,7 @@ def _as_dict(config, name: str = "config") -> dict:
     if not isinstance(config, Mapping):
         raise TypeError(
             f"{name} must be a mapping (a config.json read as a dict) or a transformers config object, "
-            f"got {_show(config)} of type {type(config).__name__}"
+            f"got {show_value(config)} of type {type(config).__name__}"
         )
     return dict(config)
 
@@ -241,7 +241,7 @@ def _rope_parameters(config: dict, layer_types: list[str]) -> dict[str, dict | N
         if value is None:
             continue
         if not isinstance(value, Mapping):
-            raise TypeError(f"config['{key}'] must be a mapping or null, got {_show(value)}")
+            raise TypeError(f"config['{key}'] must be a mapping or null, got {show_value(value)}")
         source = key
         if any(kind in value for kind in set(layer_types)):
             nested = {kind: (None if value.get(kind) is None else dict(value[kind])) for kind in value}
@@ -289,7 +289,7 @@ def _layer_types(config: dict, n_layers: int) -> list[str]:
     if config.get("layer_types") is not None:
         types = config["layer_types"]
         if not isinstance(types, list | tuple) or not all(isinstance(t, str) for t in types):
-            raise TypeError(f"config['layer_types'] must be a list of strings, got {_show(types)}")
+            raise TypeError(f"config['layer_types'] must be a list of strings, got {show_value(types)}")
         if len(types) != n_layers:
             raise ValueError(f"config['layer_types'] must have one entry per layer ({n_layers}), got {len(types)}")
         return list(types)
@@ -306,7 +306,7 @@ def _uses_rope(config: dict, n_layers: int) -> list[bool]:
     if config.get("no_rope_layers") is not None:  # 1 = RoPE, 0 = NoPE (Llama 4, SmolLM3)
         flags = config["no_rope_layers"]
         if not isinstance(flags, list | tuple) or not all(f in (0, 1) and not isinstance(f, float) for f in flags):
-            raise TypeError(f"config['no_rope_layers'] must be a list of 0 and 1 (1 = RoPE), got {_show(flags)}")
+            raise TypeError(f"config['no_rope_layers'] must be a list of 0 and 1 (1 = RoPE), got {show_value(flags)}")
         if len(flags) < n_layers:
             raise ValueError(f"config['no_rope_layers'] must cover every layer ({n_layers}), got {len(flags)}")
         return [bool(f) for f in flags[:n_layers]]
@@ -316,103 +316,94 @@ def _uses_rope(config: dict, n_layers: int) -> list[bool]:
     return [True] * n_layers
 
 
-def _method_params(method: str, params: dict, config: dict, field_name: str, seq_len: int | None):
-    """(factor, original_max_position_embeddings, extra params) for posenc.scaled_inv_freq."""
-
-    def number(key, **bounds):
-        return _number(f"{field_name}['{key}']", params[key], **bounds)
+def _config_length(spec, params: dict, config: dict, field_name: str) -> int:
+    """The trained length ``L`` that ``spec`` declares (2048, the functions' default, when it uses none)."""
 
     def max_positions():
         key, value = _get(config, "max_position_embeddings")
         if value is None:
-            raise ValueError(f"rope_type {method!r} needs config['max_position_embeddings'], which is missing")
+            raise ValueError(f"rope_type {spec.name!r} needs config['max_position_embeddings'], which is missing")
         return _integer(f"config['{key}']", value)
 
-    def original():
-        # transformers (standardize_rope_params): a top-level value wins (Phi-3), then the rope
-        # parameters, then max_position_embeddings
-        if config.get("original_max_position_embeddings") is not None:
-            return _integer("config['original_max_position_embeddings']", config["original_max_position_embeddings"])
-        if params.get("original_max_position_embeddings") is not None:
-            return _integer(
-                f"{field_name}['original_max_position_embeddings']", params["original_max_position_embeddings"]
-            )
+    if spec.length is None:
+        return 2048
+    if spec.length == "max":
         return max_positions()
+    # "original", as transformers' standardize_rope_params: a top-level value wins (Phi-3), then the
+    # rope parameters, then max_position_embeddings
+    if config.get("original_max_position_embeddings") is not None:
+        return _integer("config['original_max_position_embeddings']", config["original_max_position_embeddings"])
+    if params.get("original_max_position_embeddings") is not None:
+        return _integer(f"{field_name}['original_max_position_embeddings']", params["original_max_position_embeddings"])
+    return max_positions()
 
+
+def _config_value(parameter, value, name: str):
+    if parameter.kind == "bool":
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be true or false, got {show_value(value)}")
+        return value
+    if parameter.kind == "numbers":
+        if not isinstance(value, list | tuple) or not all(
+            isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value
+        ):
+            raise TypeError(f"{name} must be a list of numbers, got {show_value(value)}")
+        return [float(v) for v in value]
+    return _number(name, value)
+
+
+def _method_arguments(spec, params: dict, config: dict, field_name: str, seq_len: int | None):
+    """(factor, original_max_position_embeddings, keyword arguments) for posenc.scaled_inv_freq.
+
+    Read as the method's :class:`posenc.scaling.MethodSpec` declares: which length is ``L``, how
+    the factor is found, which keyword arguments come from the config, whether it takes ``seq_len``.
+    """
+    length = _config_length(spec, params, config, field_name)
+    if spec.factor is None:
+        factor = 1.0
+    elif params.get("factor") is not None:
+        factor = _number(f"{field_name}['factor']", params["factor"])
+    elif spec.factor == "required":
+        raise ValueError(f"rope_type {spec.name!r} needs {field_name}['factor'], which is missing")
+    elif spec.factor == "derived":
+        key, value = _get(config, "max_position_embeddings")
+        if value is None:
+            raise ValueError(
+                f"rope_type {spec.name!r} needs {field_name}['factor'] or config['max_position_embeddings'] "
+                "(the factor is max_position_embeddings / original_max_position_embeddings)"
+            )
+        factor = _integer(f"config['{key}']", value) / length
+    else:  # "optional"
+        factor = 1.0
     extra: dict = {}
-    if method == "default":
-        return 1.0, 2048, extra
-    if method in ("linear", "llama3"):
-        if params.get("factor") is None:
-            raise ValueError(f"rope_type {method!r} needs {field_name}['factor'], which is missing")
-    if method == "linear":
-        return number("factor"), 2048, extra
-    if method == "dynamic":
-        if params.get("factor") is None:
-            raise ValueError(f"rope_type 'dynamic' needs {field_name}['factor'], which is missing")
-        length = max_positions()
-        extra["seq_len"] = length if seq_len is None else max(seq_len, length)
-        return number("factor"), length, extra
-    if method == "llama3":
-        for key in ("low_freq_factor", "high_freq_factor"):
-            if params.get(key) is None:
-                raise ValueError(f"rope_type 'llama3' needs {field_name}['{key}'], which is missing")
-            extra[key] = number(key)
-        return number("factor"), original(), extra
-    if method in ("yarn", "longrope"):
-        length = original()
-        factor = number("factor") if params.get("factor") is not None else max_positions() / length
-        optional = ("attention_factor",)
-        if method == "yarn":
-            optional += ("beta_fast", "beta_slow", "mscale", "mscale_all_dim", "extrapolation_factor")
-            if params.get("truncate") is not None:
-                if not isinstance(params["truncate"], bool):
-                    raise TypeError(f"{field_name}['truncate'] must be true or false, got {_show(params['truncate'])}")
-                extra["truncate"] = params["truncate"]
-        for key in optional:
-            if params.get(key) is not None:
-                extra[key] = number(key)
-        if method == "longrope":
-            for key in ("short_factor", "long_factor"):
-                if params.get(key) is None:
-                    raise ValueError(f"rope_type 'longrope' needs {field_name}['{key}'], which is missing")
-                values = params[key]
-                if not isinstance(values, list | tuple) or not all(
-                    isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values
-                ):
-                    raise TypeError(f"{field_name}['{key}'] must be a list of numbers, got {_show(values)}")
-                extra[key] = [float(v) for v in values]
-            if seq_len is not None:
-                extra["seq_len"] = seq_len
-        return factor, length, extra
-    if method == "proportional":  # p-RoPE as transformers' "proportional" rope_type
-        if params.get("factor") is not None:
-            extra_factor = number("factor")
-        else:
-            extra_factor = 1.0
-        return extra_factor, 2048, extra
-    raise AssertionError(method)  # pragma: no cover
+    for parameter in spec.parameters:
+        name = f"{field_name}['{parameter.name}']"
+        if params.get(parameter.name) is not None:
+            extra[parameter.name] = _config_value(parameter, params[parameter.name], name)
+        elif parameter.required:
+            raise ValueError(f"rope_type {spec.name!r} needs {name}, which is missing")
+    if spec.reads_seq_len:
+        if seq_len is not None:
+            extra["seq_len"] = seq_len
+        elif spec.seq_len_required:  # as transformers starts: the sequence at the trained length
+            extra["seq_len"] = length
+    return factor, length, extra
 
 
 def _layer_rope(kind: str, params: dict, config: dict, head_dim: int, seq_len: int | None) -> dict:
     """inv_freq, attention factor and the rest for one layer type."""
-    from .scaling import SCALING_METHODS, scaled_inv_freq  # at call time: other methods may be registered later
-
     field_name = params.pop("_field")
     theta_field = params.pop("_theta_field", f"{field_name}['rope_theta']")
     rope_type = params.get("rope_type", params.get("type")) or "default"
     if not isinstance(rope_type, str):
-        raise TypeError(f"{field_name}['rope_type'] must be a string, got {_show(rope_type)}")
-    if rope_type == "su":  # Phi-3's first configs; transformers reads it as longrope
-        rope_type = "longrope"
-    if rope_type not in _KNOWN_TYPES:
-        raise ValueError(f"{field_name}['rope_type'] must be one of {sorted(_KNOWN_TYPES)}, got {rope_type!r}")
-    method = "default" if rope_type == "mrope" else rope_type
+        raise TypeError(f"{field_name}['rope_type'] must be a string, got {show_value(rope_type)}")
+    methods = {name: f.spec for f in SCALING_METHODS.values() for name in f.spec.config_names}
+    if rope_type not in methods:
+        raise ValueError(f"{field_name}['rope_type'] must be one of {sorted(methods)}, got {rope_type!r}")
+    spec = methods[rope_type]
     base = _number(theta_field, params["rope_theta"], strictly_above=1.0)
     factor, p_name = _partial_factor(config, params, head_dim)
-    rotary_dim = int(head_dim * factor)
-    if method == "proportional":
-        rotary_dim = head_dim  # p-RoPE keeps every pair and zeroes the slow ones
+    rotary_dim = head_dim if spec.partial_rotary else int(head_dim * factor)  # p-RoPE zeroes the slow pairs
     if rotary_dim < 2 or rotary_dim % 2:
         raise ValueError(
             f"{p_name} gives rotary_dim = int({head_dim} * {factor}) = {rotary_dim}; it must be even and >= 2 "
@@ -424,7 +415,7 @@ def _layer_rope(kind: str, params: dict, config: dict, head_dim: int, seq_len: i
             isinstance(m, numbers.Integral) and not isinstance(m, bool) and m >= 0 for m in mrope
         ):
             raise TypeError(
-                f"{field_name}['mrope_section'] must be a list of non-negative integers, got {_show(mrope)}"
+                f"{field_name}['mrope_section'] must be a list of non-negative integers, got {show_value(mrope)}"
             )
         if sum(mrope) != rotary_dim // 2:
             raise ValueError(
@@ -434,16 +425,11 @@ def _layer_rope(kind: str, params: dict, config: dict, head_dim: int, seq_len: i
         mrope = tuple(int(m) for m in mrope)
     elif rope_type == "mrope":
         raise ValueError(f"rope_type 'mrope' needs {field_name}['mrope_section'], which is missing")
-    if method not in SCALING_METHODS:
-        raise ValueError(
-            f"{field_name}['rope_type'] {rope_type!r} is not computed by posenc.scaled_inv_freq yet "
-            f"(posenc.SCALING_METHODS has {sorted(SCALING_METHODS)})"
-        )
-    scale, original, extra = _method_params(method, params, config, field_name, seq_len)
-    if method == "proportional":
+    scale, original, extra = _method_arguments(spec, params, config, field_name, seq_len)
+    if spec.partial_rotary:
         extra["partial_rotary_factor"] = factor
     try:
-        inv_freq, attention_factor = scaled_inv_freq(method, rotary_dim, base, scale, original, **extra)
+        inv_freq, attention_factor = scaled_inv_freq(spec.name, rotary_dim, base, scale, original, **extra)
     except (TypeError, ValueError) as error:
         raise type(error)(f"{field_name} (rope_type {rope_type!r}) for {kind} layers: {error}") from error
     inv_freq = np.array(inv_freq, dtype=np.float64)

@@ -11,6 +11,8 @@
   ``_static/scripts/fontawesome.js`` (about 1.4 MB, 0.54 MB gzipped: a third of a chapter's
   first visit) swaps each icon for an inline SVG. The script is replaced by a one-line stub
   after the build, so the icons come from the stylesheet's font.
+* It adds the ``scaling-methods`` directive: the API page's table of scaling methods, written
+  from what each registered method declares (:mod:`posenc.book.methods_table`).
 * It keeps punctuation on the line of the inline math it follows. Browsers may break a
   line between typeset math (an inline block) and the comma after it, which leaves the
   comma alone at the start of a line; the pair is wrapped in a ``posenc-nobreak`` span.
@@ -83,6 +85,9 @@ def _add_static(app):
 
 
 def setup(app):
+    from .methods_table import ScalingMethodsTable
+
+    app.add_directive("scaling-methods", ScalingMethodsTable)
     app.connect("builder-inited", _add_static)
     app.add_css_file("posenc-book.css")
     app.connect("html-page-context", _deduplicate_scripts, priority=900)

@@ -195,7 +195,7 @@ def _show_value(value) -> str:
     return repr(value)
 
 
-def _show(kwargs: dict) -> str:
+def show_value(kwargs: dict) -> str:
     return ", ".join(f"{key}={_show_value(value)}" for key, value in kwargs.items() if not key.startswith("_"))
 
 
@@ -409,8 +409,8 @@ def _run_cases(exercise: Exercise, function, cases: list[dict], notify: Callable
     for number, case in enumerate(cases, start=1):
         kwargs = {k: v for k, v in case.items() if not k.startswith("_")}
         given = {k: _copy(v) for k, v in kwargs.items()}
-        where = f"check {number} of {total}, input {_show(kwargs)}"
-        notify(("call", number, _show(kwargs)))
+        where = f"check {number} of {total}, input {show_value(kwargs)}"
+        notify(("call", number, show_value(kwargs)))
         try:
             with hidden_functions(exercise.hides, function, name):
                 raw = function(**given)

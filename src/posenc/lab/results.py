@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from .._files import atomic_path
-from .._validation import _show, check_bool, check_choice, check_int
+from .._validation import check_bool, check_choice, check_int, show_value
 from .model import ModelConfig, TinyTransformer
 
 __all__ = [
@@ -108,11 +108,11 @@ def summarise(runs: list[dict], value: str = "all") -> list[dict]:
 def _per_seed(runs) -> dict[int, dict[tuple, dict]]:
     """seed -> {(task, scheme, extension, finetuned, test_factor): evaluation}; checks the records' shape."""
     if not isinstance(runs, list | tuple) or not runs:
-        raise TypeError(f"runs must be a non-empty list of run records (results['runs']), got {_show(runs)}")
+        raise TypeError(f"runs must be a non-empty list of run records (results['runs']), got {show_value(runs)}")
     seeds: dict[int, dict[tuple, dict]] = defaultdict(dict)
     for n, record in enumerate(runs):
         if not isinstance(record, dict) or "config" not in record or "evaluations" not in record:
-            raise TypeError(f"runs[{n}] must be a run record with 'config' and 'evaluations', got {_show(record)}")
+            raise TypeError(f"runs[{n}] must be a run record with 'config' and 'evaluations', got {show_value(record)}")
         config = record["config"]
         for evaluation in record["evaluations"]:
             key = _configuration(config, evaluation)
@@ -162,7 +162,7 @@ def seeds_agreeing(runs, condition) -> tuple[int, int]:
     """
     seeds = _per_seed(runs)
     if not callable(condition):
-        raise TypeError(f"condition must be a function of at(...), got {_show(condition)}")
+        raise TypeError(f"condition must be a function of at(...), got {show_value(condition)}")
     agreeing = 0
     for seed, results in seeds.items():
 
@@ -198,7 +198,7 @@ def t_quantile(probability: float, df: int) -> float:
     """
     df = check_int("df", df, minimum=1)
     if not isinstance(probability, float | int) or not 0.5 <= probability < 1:
-        raise ValueError(f"probability must be in [0.5, 1), got {_show(probability)}")
+        raise ValueError(f"probability must be in [0.5, 1), got {show_value(probability)}")
     scale = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
 
     def mass(t: float) -> float:  # P(0 < T < t) = integral of the density over u = atan(t')
@@ -222,7 +222,7 @@ def mean_interval(values, level: float = 0.95) -> tuple[float, float, float]:
     ``n - 1`` degrees of freedom. With one value the interval is that value."""
     values = np.asarray(values, dtype=np.float64)
     if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)):
-        raise ValueError(f"values must be a non-empty 1-D list of finite numbers, got {_show(values)}")
+        raise ValueError(f"values must be a non-empty 1-D list of finite numbers, got {show_value(values)}")
     mean = float(values.mean())
     if values.size == 1:
         return mean, mean, mean
