@@ -1,7 +1,7 @@
 """Context-window extension for RoPE: new rotation speeds for a model trained at length ``L``.
 
 Every method is one function ``(head_dim, base, factor, original_max_position_embeddings,
-**params) -> (inv_freq, attention_factor)`` under the :func:`scaling_method` decorator, which
+**params) -> (inv_freq, attention_factor)`` under the :func:`posenc.scaling.scaling_method` decorator, which
 enters it in :data:`posenc.scaling.SCALING_METHODS` and declares what a config must give for it
 (read by :func:`posenc.from_config`); the shape of ``ROPE_INIT_FUNCTIONS`` in the ``transformers`` library
 (``modeling_rope_utils.py``), whose results these functions reproduce for the same
@@ -56,7 +56,7 @@ __all__ = [  # the registered methods' functions are added below, where they are
 ScalingFunction = Callable[..., "tuple[np.ndarray, float]"]
 
 #: Method name -> function returning ``(inv_freq, attention_factor)``, in the order of definition.
-#: The :func:`scaling_method` decorator fills it: a new method is one decorated function.
+#: The :func:`posenc.scaling.scaling_method` decorator fills it: a new method is one decorated function.
 SCALING_METHODS: dict[str, ScalingFunction] = {}
 
 _LENGTHS = ("original", "max", None)
@@ -74,7 +74,7 @@ class ConfigParameter:
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """What a scaling method declares about itself, once, where it is defined (see :func:`scaling_method`).
+    """What a scaling method declares about itself, once, where it is defined (:func:`posenc.scaling.scaling_method`).
 
     :func:`posenc.from_config` reads a config's rope parameters through it, :class:`posenc.nn.RotaryEmbedding`
     asks it whether the speeds follow the current length, and the API page prints it as a table.
@@ -110,7 +110,7 @@ def scaling_method(
     The function is called as ``f(head_dim, base, factor, original_max_position_embeddings,
     **params)`` and returns ``(inv_freq, attention_factor)``; the decorator checks the common
     arguments and ``params`` (against the function's keyword-only parameters) once, so the body
-    holds only the formula, and enters it in :data:`SCALING_METHODS` under ``name``. A method
+    holds only the formula, and enters it in :data:`posenc.scaling.SCALING_METHODS` under ``name``. A method
     that takes only the standard arguments needs nothing more. What a config must give
     (read by :func:`posenc.from_config`), when it differs from the defaults:
 
@@ -715,7 +715,7 @@ def scaled_inv_freq(
     Parameters
     ----------
     method : str
-        A key of :data:`SCALING_METHODS`; each method's function gives its formula and source,
+        A key of :data:`posenc.scaling.SCALING_METHODS`; each method's function gives its formula and source,
         and the API page's table what it reads from a config.
     head_dim : int
         Even; at least 4 for "ntk" and "dynamic" (their exponent is ``d / (d - 2)``).
