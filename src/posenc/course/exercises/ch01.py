@@ -3,6 +3,7 @@
 import numpy as np
 
 from ... import attention
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
 
 
@@ -87,4 +88,35 @@ EXERCISE = Exercise(
     },
     hides=("posenc.attention:self_attention", "posenc.attention:scaled_dot_product_attention"),
     label="ex-ch01-attention",
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=20),
+    prediction(
+        "ex-ch01-predict-mask",
+        10,
+        "Only a and b change; c and d keep their outputs.",
+        (
+            "Reason: under the mask a word's output depends on itself and the set of words up to it, and attention "
+            "ignores their order: a and b now see different sets, c and d the same ones."
+        ),
+    ),
+    investigation(
+        "ex-ch01-float16",
+        20,
+        (
+            "Finds by search the first length with a shared code, n = 2051 (positions 1537 and 1538): float16's "
+            "spacing just below 1 is 2^-11, and the step 1/(n-1) must fall a little below it."
+        ),
+        (
+            "Counts the neighbour pairs sharing a code with normalized_code_collisions and plots their share "
+            "against n: at n = 4097, 1024 of 4096 (25%), all among positions >= 2048."
+        ),
+        (
+            "Explains why neighbours suffice: rounding never reverses order, so if p < q share a code, every "
+            "position between them does too, p and p + 1 included."
+        ),
+    ),
 )

@@ -3,6 +3,7 @@
 import numpy as np
 
 from ... import absolute
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
 
 
@@ -123,4 +124,29 @@ EXERCISE = Exercise(
     error_hints={_ODD: _odd_error},
     hides=("posenc.absolute:sinusoidal",),
     label="ex-ch02-sinusoidal",
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=20),
+    prediction(
+        "ex-ch02-predict-base",
+        10,
+        "No calm half: all 32 pairs complete a turn within 128 positions, each at least two.",
+        (
+            "Longest wavelength 2 pi 10^(62/64), about 58 tokens; neighbour ratio 10^(2/64), about 1.07 instead of "
+            "1.33."
+        ),
+    ),
+    investigation(
+        "ex-ch02-turns",
+        15,
+        (
+            "Counts the pairs with at least one turn within 512 positions (wavelength <= 512): 123 of the 256, "
+            "fewer than half."
+        ),
+        "Longest wavelength 2 pi 10000^(510/512), about 60,611 tokens.",
+        "Compares: just short of 2 pi 10000 (about 62,832), since the last exponent is 510/512, not 1.",
+    ),
 )

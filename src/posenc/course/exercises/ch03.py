@@ -3,6 +3,7 @@
 import numpy as np
 
 from ... import absolute
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
 
 
@@ -66,4 +67,29 @@ EXERCISE = Exercise(
     error_hints={_UINT8: _uint8_error},
     hides=("posenc.absolute:binary",),
     label="ex-ch03-binary",
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=15),
+    prediction(
+        "ex-ch03-sines-only",
+        10,
+        (
+            "No: by the angle-sum identity the next sine needs the current cosine, which is gone (two angles can "
+            "share a sine and differ in cosine)."
+        ),
+        "linear_shift_fit confirms it: worst error about 0.84 with sines only, about 1e-15 with both.",
+    ),
+    investigation(
+        "ex-ch03-average-flips",
+        15,
+        (
+            "Computes the mean flips per step for n_bits = 2..12 (1.3333 at 2 bits, 1.9971 at 12) and guesses the "
+            "limit 2."
+        ),
+        "Counts per bit: over the 2^B - 1 steps, bit j flips every 2^j steps, 2^(B-j) - 1 times.",
+        "Sums to 2^(B+1) - 2 - B flips, a mean of 2 - B/(2^B - 1), which tends to 2.",
+    ),
 )

@@ -3,6 +3,7 @@
 import numpy as np
 
 from ... import analysis
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
 
 
@@ -58,4 +59,32 @@ EXERCISE = Exercise(
     hidden=_hidden,
     hides=("posenc.analysis:offset_matrix",),
     label="ex-ch04-offset-matrix",
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=20),
+    prediction(
+        "ex-ch04-predict-blocks",
+        15,
+        (
+            "Block i turns by 1000 theta_i: 1000, 316, 100, 32, 10, 3.2, 1 and 0.3 rad; the slowest pair (0.3 rad) "
+            "is near the identity."
+        ),
+        (
+            "A fast pair can be nearer: pair 3 (about 32 rad, five whole turns plus 0.2) beats pair 6 (1 rad), "
+            "since a block shows the angle only modulo 2 pi; slow pairs make long offsets unambiguous."
+        ),
+    ),
+    investigation(
+        "ex-ch04-full-turn",
+        15,
+        "Finds k = 710 (710/2 pi is about 113.00001 turns; 355/113 approximates pi).",
+        "No integer k > 0 gives exactly the identity: k = 2 pi j would make pi = k/(2j) rational.",
+        (
+            "Notes that for the full M_k all pairs would have to complete whole turns at once: codes never repeat "
+            "exactly."
+        ),
+    ),
 )

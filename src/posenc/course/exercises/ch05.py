@@ -3,6 +3,7 @@
 import numpy as np
 
 from ... import absolute, analysis
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
 
 
@@ -48,4 +49,26 @@ EXERCISE = Exercise(
     hidden=_hidden,
     hides=("posenc.analysis:similarity_by_offset",),
     label="ex-ch05-similarity-by-offset",
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=15),
+    prediction(
+        "ex-ch05-one-pair",
+        10,
+        (
+            "One pair gives cos(k): it swings between 1 and -1 for ever, back near 1 every 2 pi (at 6, 13, 19, 25, "
+            "...), and does not decay."
+        ),
+        "The decay of a wide code comes from averaging many cosines of different periods.",
+    ),
+    investigation(
+        "ex-ch05-half-width",
+        15,
+        "Computes the first shift below half of s(p, p) = d/2 for the five bases: 5, 15, 28, 59 and 122.",
+        "It grows with the base, roughly doubling per tenfold base from 1000 on: far slower than the base.",
+        "Explains: speeds are log-spaced; a larger base barely moves the fast pairs, which leave the sum first.",
+    ),
 )

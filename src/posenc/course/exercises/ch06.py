@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from ... import absolute
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
 
 
@@ -63,4 +64,26 @@ EXERCISE = Exercise(
         "position_table[:seq] with seq = token_embeddings.shape[-2]": _whole_table,
     },
     label="ex-ch06-scaled-embedding",
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=10),
+    prediction(
+        "ex-ch06-predict-ratio",
+        10,
+        "Without scaling the ratio is 1/(0.02 sqrt 2), about 35, for every d (both grow like sqrt d).",
+        "With scaling it is 35/sqrt(d): about 4.4 at 64, 0.55 at 4096; measured with the module.",
+    ),
+    investigation(
+        "ex-ch06-param-count",
+        15,
+        (
+            "Counts max_len * d_model for each of the six tables with LearnedPositionalEmbedding (393,216 for "
+            "BERT-base up to 1,638,400 for GPT-2 1542M)."
+        ),
+        "No: every table is well under 1% of its model (0.11% to 0.67%).",
+        "Within each family the share falls as the models grow (layers grow like d^2, the table like d).",
+    ),
 )

@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from ... import biases
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
 
 
@@ -37,4 +38,29 @@ EXERCISE = Exercise(
     hidden=lambda rng: [{"n_heads": int(n)} for n in rng.integers(1, 97, size=4)],
     hides=("posenc.biases:alibi_slopes",),
     label="ex-ch07-alibi-slopes",
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=20),
+    prediction(
+        "ex-ch07-predict-buckets",
+        15,
+        "Encoder: both past keys in bucket 15, the key 200 ahead in 31; decoder: 31, 31 and 0.",
+        (
+            "Meaning: the bias cannot tell 200 back from 1000 back (the last bucket starts 91 back in the encoder);"
+            " it says only 'far', so the model must rely on content."
+        ),
+    ),
+    investigation(
+        "ex-ch07-half-span",
+        15,
+        (
+            "Computes, per head, the number of recent keys holding half of the attention: 2, 3, 6, 12, 23, 45, 89 "
+            "and 173."
+        ),
+        "Compares with ln 2 / mu_h: close, slightly shorter for the gentlest head (e^-4 not negligible).",
+        "Spans double from head to head, from a couple of keys to a couple of hundred.",
+    ),
 )

@@ -3,6 +3,7 @@
 import numpy as np
 
 from ... import rope
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
 
 
@@ -91,4 +92,40 @@ EXERCISE = Exercise(
     },
     hides=("posenc.rope:apply_rope", "posenc.rope:rope_angles"),
     label="ex-ch08-rope",
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=25),
+    prediction(
+        "ex-ch08-predict-base",
+        15,
+        "Pair 0's speed does not change; the slowest pair becomes almost ten times slower.",
+        (
+            "The curve falls roughly like 1 - ln r / ln b: with base 100,000 it is higher at almost every distance "
+            "past the first few tokens (98.9% of 11 to 10,000), about 0.17 on average over 5,000 to 10,000 where "
+            "base 10,000 is about 0."
+        ),
+    ),
+    investigation(
+        "ex-ch08-bfloat16",
+        20,
+        (
+            "Uses angle_rounding_error: 30 of the 64 pairs are off by more than 0.1 rad, all but one (pair 36) "
+            "among pairs 0 to 31."
+        ),
+        (
+            "Explains: bfloat16 stores 5000 as 4992 (spacing 32), an error of about 8 theta_i radians, above 0.1 "
+            "when theta_i > 0.0125, so the fast (low-numbered) pairs."
+        ),
+        "Pair 0 is off by 8 radians, more than a whole turn.",
+    ),
+    investigation(
+        "ex-ch08-which-layout",
+        15,
+        "Rotates a probe with the module, such as the unit vector e_0 at position 1.",
+        "Finds which dimension picks up the sine: dimension 4 = d/2, not dimension 1.",
+        "Concludes the module uses the half layout (i, i + d/2) by default.",
+    ),
 )

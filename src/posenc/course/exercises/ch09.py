@@ -3,6 +3,7 @@
 import numpy as np
 
 from ... import analysis, rope
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
 
 
@@ -51,4 +52,26 @@ EXERCISE = Exercise(
     hidden=_hidden,
     hides=("posenc.analysis:rotations_within_context",),
     label="ex-ch09-turns",
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=10),
+    prediction(
+        "ex-ch09-predict",
+        15,
+        "(a) Up: doubling L moves the one-turn crossing by about 4.8 pairs, about 10 dimensions: 100.",
+        (
+            "(b) Down: the 50 times larger base moves it to about half the dimensions, 64; both checked with "
+            "critical_dimension."
+        ),
+    ),
+    investigation(
+        "ex-ch09-llama3",
+        15,
+        "Counts the pairs with at least one turn within 8192: 35 of 64 (29 never turn).",
+        "Critical dimension 70 (Llama 2: 92).",
+        "Slowest wavelength about 2.56 million tokens, about 312 L, against about 13 L for Llama 2.",
+    ),
 )

@@ -3,6 +3,7 @@
 import numpy as np
 
 from ... import scaling
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
 
 
@@ -54,4 +55,26 @@ EXERCISE = Exercise(
     hidden=_hidden,
     hides=("posenc.scaling:ntk_scaled_base",),
     label="ex-ch10-ntk-base",
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=15),
+    prediction(
+        "ex-ch10-predict",
+        15,
+        (
+            "PI: pair 0 at 0.25 rad/token, last pair 4 times slower. NTK: pair 0 unchanged, last pair 4 times "
+            "slower."
+        ),
+        "Dynamic NTK at 2L: effective factor 5, pair 0 unchanged, last pair 5 times slower.",
+    ),
+    investigation(
+        "ex-ch10-count",
+        15,
+        "From 8^(2i/126): more than 2 for i > 21, 42 pairs; more than 4 for i > 42, 21 pairs.",
+        "Counts the same 42 and 21 with effective_scale.",
+        "PI slows all 64 pairs by 8; NTK-aware slows pairs 0 to 21 by at most 2, pair 0 not at all.",
+    ),
 )

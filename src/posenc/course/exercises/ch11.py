@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from ... import scaling
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
 
 
@@ -120,4 +121,30 @@ TEMPERATURE = Exercise(
     hidden=lambda rng: [{"factor": float(f)} for f in np.exp(rng.uniform(np.log(0.2), np.log(64.0), size=4))],
     hides=("posenc.scaling:yarn_attention_factor", "posenc.scaling:scaled_inv_freq", "posenc.scaling:yarn_scaling"),
     label="ex-ch11-temperature",
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(RAMP, minutes=25),
+    implementation(TEMPERATURE, minutes=10),
+    prediction(
+        "ex-ch11-double-l",
+        15,
+        "The ramp moves towards the slow pairs by d ln 2 / (2 ln b), about 4.8 pairs.",
+        "Its width stays the same (rounding can change the plotted width by one pair).",
+    ),
+    investigation(
+        "ex-ch11-llama31",
+        25,
+        "Counts kept, blended and divided pairs: Llama 3 29, 6 and 29; YaRN 19, 16 and 29.",
+        (
+            "YaRN's kept pairs (0 to 18) are a subset of Llama 3's (0 to 28): more than 32 turns against more than "
+            "4."
+        ),
+        (
+            "Both divide by s the pairs with less than one turn, 35 to 63: Llama 3 by its rule lambda > L, YaRN "
+            "because its 1-turn boundary, pair 34.98, rounds up to 35."
+        ),
+    ),
 )

@@ -5,6 +5,7 @@ import numpy as np
 import torch
 
 from ... import rope
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
 from . import ch08
 
@@ -173,4 +174,36 @@ PERMUTE_FOR_HALF = Exercise(
     hidden=_permute_hidden,
     hides=("posenc.rope:interleaved_to_half_permutation",),
     label="ex-ch13-fix-permute",
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(ROPE_HALF, minutes=15),
+    implementation(PERMUTE_FOR_HALF, minutes=15),
+    prediction(
+        "ex-ch13-predict-table",
+        10,
+        (
+            "Predicts no difference (zero up to rounding): the rebuilt table is the original with its columns "
+            "reordered, and PE PE^T sums over the columns."
+        ),
+        (
+            "Concludes that the test cannot catch the bug; a useful test compares the columns themselves or scores "
+            "through the trained weights."
+        ),
+    ),
+    investigation(
+        "ex-ch13-gqa",
+        20,
+        (
+            "Finds that permute(wk, 32, 1024, d_model) raises no error: 1024 rows split evenly into 32 blocks of "
+            "32."
+        ),
+        (
+            "Shows where rows go: with 8 heads new rows 0..3 of head 0 hold old rows 0, 2, 4, 6 and rows 64.. hold "
+            "1, 3, ...; with 32, new row 64 holds old row 64 (each 128-row head permuted as four 32-row heads)."
+        ),
+        "Counts the pairs still together ((2j, 2j+1) of a head at rows j and j + 64): 0 of 512.",
+    ),
 )

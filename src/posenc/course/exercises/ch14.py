@@ -3,6 +3,7 @@
 import numpy as np
 
 from ... import config as config_module
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
 
 
@@ -123,4 +124,39 @@ EXERCISE = Exercise(
     hidden=_hidden,
     hides=("posenc.config:from_config", "posenc.scaling:scaled_inv_freq", "posenc.rope:rope_inv_freq"),
     label="ex-ch14-config-inv-freq",
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=25),
+    prediction(
+        "ex-ch14-predict-partial",
+        10,
+        (
+            "48 pairs rotate (96 of 128 dimensions); the slowest has the speed of a 96-wide head, 10000^(-94/96), "
+            "so its wavelength is 2 pi 10000^(94/96), about 52,000 tokens."
+        ),
+        (
+            "p-RoPE with p = 0.75 also rotates 48 pairs, but with the 128-wide head's speeds: it keeps the fastest "
+            "48 of 64 and stops the slowest 16, so its slowest rotated wavelength is about 5,400 tokens."
+        ),
+    ),
+    investigation(
+        "ex-ch14-gpt-oss",
+        20,
+        (
+            "Sliding-window and full-attention layers alternate, 12 each, and both use base 150,000 (no smaller "
+            "local base, unlike Gemma 3 and ModernBERT)."
+        ),
+        (
+            "YaRN keeps pairs 0-8, blends 9-17 and divides 18-31 by 32, with truncate false or true; truncate only "
+            "rounds the ramp's ends (8.09 and 17.40 to 8 and 18), changing the blended speeds by up to about 43%."
+        ),
+        (
+            "The attention factor 0.1 ln 32 + 1 = 1.347 multiplies cos and sin, so the logits grow by its square, "
+            "1.813; DeepSeek-V3 applies its multiplier through the softmax scale, which also reaches the dimensions"
+            " that never rotate."
+        ),
+    ),
 )

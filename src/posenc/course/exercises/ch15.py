@@ -3,6 +3,7 @@
 import numpy as np
 
 from ... import papers
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
 
 
@@ -60,4 +61,39 @@ INTERPOLATE = Exercise(
     hidden=_hidden,
     hides=("posenc.papers:interpolate_at_length", "posenc.papers:relative_to_length"),
     label="ex-ch15-interpolate",
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    prediction(
+        "ex-ch15-predict",
+        15,
+        "A prediction for both models with a reason, written before looking.",
+        (
+            "Table 2: YaRN (s = 16) 7B goes from 2.42 at 65536 to more than 10 at 98304, past its 64k window (s L ="
+            " 16 x 4096); YaRN (s = 32) 7B keeps falling to 2.36 at 98304 and is 2.37 at 131072."
+        ),
+        (
+            "Explains: the limit is set by the window the rescaled frequencies cover (s L), not by the length of "
+            "the fine-tuning data (64k tokens for both)."
+        ),
+    ),
+    implementation(INTERPOLATE, minutes=20),
+    investigation(
+        "ex-ch15-investigate",
+        25,
+        (
+            "For each Figure 1 curve, finds the longest length with a perplexity below its value at 8192: Together "
+            "34816, YaRN (s = 16) 75776 (13B) and 77824 (7B), Code Llama and YaRN (s = 32) 131072."
+        ),
+        (
+            "Compares with the windows: each curve stays below its 8k value up to about its window and rises past "
+            "it; Code Llama's minimum (81920 and 94208) lies inside its 100k window."
+        ),
+        (
+            "For the lab (text, bits per character): zero-shot, every method is above its 1x value at 4x; every "
+            "fine-tuned extension is below it at 4x, as the quoted fine-tuned models are within their windows."
+        ),
+    ),
 )
