@@ -1,37 +1,72 @@
-"""The checker engine: run a student's function on public, property and hidden cases, safely.
+"""The checker engine: run a student's function on every case an exercise's spec implies, safely.
 
-Each implementation exercise is data (an :class:`Exercise`: the reference, the public
-cases the text shows, a generator of hidden cases drawn from the course seed, the
-return type the text asks for, and the recognised mistakes). :func:`check` calls the
-student's function on every case and compares with the reference. It never raises and
-never stops the caller:
+Each implementation exercise is data (an :class:`Exercise`): the reference (posenc), the
+public cases the text shows, its boundary cases, a generator of hidden cases drawn from the
+course seed, what the text allows for each argument and for the return value, tolerances,
+the posenc helpers the task allows, and the recognised mistakes. :func:`run_check` calls the
+student's function on every case of the exercise's :meth:`~Exercise.plan` and compares with
+the reference. It never raises for anything the student's function does:
 
 * the function runs in a forked child process (on POSIX), with a time limit per case
   (:data:`DEFAULT_TIMEOUT` seconds, or ``POSENC_CHECK_TIMEOUT``); an endless loop, a
-  ``sys.exit()`` or a crash of the interpreter ends only the child, and the result
-  says what happened;
-* while it runs, the posenc function it re-implements is switched off (a stub that
-  raises with a message saying why), in every ``posenc`` module and in the function's
-  own globals; the child restores nothing because the parent never changed anything,
-  and the in-process fallback restores everything in a ``finally``;
-* the inputs are compared after the call: a function that modifies one fails;
-* the return value must be of the type the text asks for (an array of the stated
-  shape, a number and not a string, a NumPy array and not a list where the text
-  says so);
-* a wrong answer gets the hint of the mistake it matches (a model of the wrong
-  function, or a detector of a wrong type, shape or overflow); an unrecognised one gets
-  the first failing input with the expected and the returned values.
+  ``sys.exit()`` or a crash of the interpreter ends only the child;
+* the plan, built the same way for every exercise: the public cases, the declared
+  boundaries, the hidden cases, then each argument in every form the text allows (a list,
+  a NumPy array of each allowed dtype, a tensor, a transposed or strided view: one case
+  each), then reruns with one argument changed (a cache keyed on part of the arguments
+  returns a stale answer) and the cases again in a shuffled order;
+* while the function runs, posenc is switched off (:mod:`posenc.course.switchoff`): any
+  of its functions, however reached, fails and fails the check, apart from the helpers
+  the task allows;
+* every input is compared after the call, whatever its type: a function that changes
+  one fails;
+* the return value is read inside the same window (a lazy object cannot call posenc
+  afterwards) and must be what the text allows: any array of numbers (NumPy, torch of any
+  dtype, bfloat16 included, or a list) unless the text names a NumPy array or a number;
+* a wrong answer gets the hint of the mistake it matches (a dtype of the result, a model
+  of the wrong function, an input rounded to float16 or bfloat16, a detector of a wrong
+  type or overflow, a property of right answers); any other gets the first failing input
+  with the expected and the returned values.
 
-The hidden cases come from the course seed: ``POSENC_COURSE_SEED`` in the environment,
-or ``seed=`` (the grader's ``--course-seed``). Without one, a student still gets the
-public cases, which cover every regime the text asks for.
+The hidden cases come from the course seed: ``POSENC_COURSE_SEED`` in the environment, or
+``seed=`` (the grader's ``--course-seed``). Without one, a student still gets the public and
+boundary cases, their forms and reruns.
+
+Declaring an exercise (a new chapter's ``course/exercises/chNN.py``)
+----------------------------------------------------------------------
+One module per chapter holds the chapter's coursework. For an implementation exercise:
+
+1. Write the task in the notebook (an ``{exercise}`` directive with a ``:label:``), a solution
+   cell tagged ``solution`` (the model answer, which the mutation test mutates), and a check
+   cell ``exercises.check("name", my_function)``.
+2. In ``chNN.py`` declare ``Exercise(name, signature, reference, cases, mistakes, ...)``:
+   ``reference`` is a posenc function (or a thin wrapper around one) with the signature's
+   parameter names; ``cases`` the examples the text promises (dicts of keyword arguments);
+   ``args`` an :class:`~posenc.course.inputs.Arg` per parameter (``Whole()``, ``Real()``,
+   ``Wholes()``, ``Reals()``, ``Numbers()``, ``Mapping(about=...)``) with the forms the text
+   allows; ``boundaries`` the edge cases the text implies (first and last of a range, length 1,
+   odd and even widths, fractional factors that truncate, values on and between the branch
+   points the text names, the largest positions, float16-sensitive positions); ``hidden(rng)``
+   random cases over the whole domain, and ``domain(kwargs)`` if some inputs the reference
+   accepts lie outside what the text describes; ``allowed`` the posenc helpers the task lets
+   the student call (shown in the text); ``returns`` ("array", "ndarray" only if the text says
+   "NumPy array", or "float"); ``rtol``/``atol`` and ``precision`` (what the text says about
+   precision) or a ``tolerance`` hook; ``mistakes`` (hint -> a model of the wrong function).
+3. List it in the module's ``ACTIVITIES`` with ``implementation(EXERCISE, minutes=...)``
+   (and the chapter's predictions and investigations with their rubrics).
+4. Paste :meth:`Exercise.contract` (the "*Checked with:*" sentence) into the task text: a test
+   compares them.
+5. Run ``python -m posenc.course mutants --exercise name``: every mutant of the model answer
+   that is not equivalent must be killed. A survivor names a case to add (a boundary, a form).
+   Add a test in ``tests/test_course_mistakes.py`` for each named hint (a hint no test
+   reproduces fails the suite).
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
 import html
+import inspect
 import io
 import math
 import numbers
@@ -40,10 +75,14 @@ import sys
 import threading
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from . import switchoff
+from .inputs import FORMS, Arg, form_label, materialize, snapshot, unchanged
+from .switchoff import HiddenFunctionError
 
 __all__ = [
     "CheckResult",
@@ -59,6 +98,8 @@ DEFAULT_TIMEOUT = 5.0
 #: Seconds the checker's own work on one case (reference, diagnosis) may take in the child.
 _OWN_TIMEOUT = 120.0
 _MAX_OUTPUT = 20_000
+#: Whether posenc is switched off while a student's function runs (tests of the references turn it off).
+SWITCH_OFF = True
 
 _HEADS = {
     "passed": "Correct",
@@ -68,6 +109,7 @@ _HEADS = {
     "timed out": "Time limit reached",
     "exited": "Your function tried to end the program",
 }
+_WRITE_IT = "write the computation yourself (NumPy is fine); posenc's version is the answer key"
 
 
 @dataclass
@@ -107,19 +149,58 @@ class CheckResult:
 
 
 @dataclass
+class Case:
+    """One call: the case's values (the reference gets these), the form of each argument the student gets."""
+
+    kwargs: dict
+    forms: dict = field(default_factory=dict)
+    origin: str = "public"  # public, boundary, hidden, form, rerun, changed, again
+    hint: str | None = None  # shown when the function raises on this case
+    precision: str | None = None  # shown when the answer is close but not close enough here
+
+    @classmethod
+    def from_dict(cls, case: dict, origin: str) -> Case:
+        kwargs = {k: v for k, v in case.items() if not k.startswith("_")}
+        return cls(kwargs, origin=origin, hint=case.get("_hint"), precision=case.get("_precision"))
+
+
+def _number(x: float) -> str:
+    mantissa, exponent = f"{x:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}" if abs(math.log10(x)) > 3 else f"{x:g}"
+
+
+def _join(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+_RETURNS = {
+    "array": "any array of numbers (NumPy, torch or a list)",
+    "ndarray": "a NumPy array",
+    "float": "one number",
+}
+
+
+@dataclass
 class Exercise:
-    """An implementation exercise: what to compare, on which inputs, and the mistakes to recognise.
+    """An implementation exercise: its spec (what the text promises), reference, cases and mistakes.
 
     ``cases`` are the public cases (dicts of keyword arguments; ``_hint`` is shown when the
-    function raises on that case, ``_precision`` marks a case that only float32 angles
-    fail). ``hidden(rng)`` returns more cases drawn from the course seed. ``returns`` is
-    "array" (NumPy array or torch tensor), "ndarray" (a NumPy array only) or "float".
-    ``mistakes`` maps a hint to a model of the wrong function; ``detectors`` maps a hint to
-    a predicate ``(kwargs, got, expected) -> bool`` on a wrong answer; ``error_hints`` maps
-    a hint to a predicate ``(kwargs, exception) -> bool``; ``properties`` maps a true
-    statement about right answers to a predicate ``(kwargs, got) -> bool`` that is true
-    when the answer violates it. ``hides`` names the posenc functions switched off while
-    the student's function runs.
+    function raises on that case, ``_precision`` when its answer is close but not close
+    enough there); ``boundaries`` the edge cases the text implies; ``hidden(rng)`` returns
+    cases drawn from the course seed; ``domain(kwargs)`` says whether generated inputs are
+    within what the text describes. ``args`` maps each parameter to an
+    :class:`~posenc.course.inputs.Arg` (the forms the text allows). ``returns`` is "array"
+    (any array of numbers), "ndarray" (a NumPy array only: the text must say so) or
+    "float". ``rtol``/``atol`` are the tolerances, ``tolerance(kwargs, expected)`` adds an
+    absolute allowance per entry, ``precision`` is what the text says about precision.
+    ``answers`` are more model answers (source text defining the function, in other styles than
+    the notebook's solution) for the mutation test.
+    ``allowed`` names the posenc helpers the task allows (``"posenc.rope_inv_freq"``); the rest
+    of posenc is switched off while the student's function runs. ``mistakes`` maps a hint to a
+    model of the wrong function; ``detectors`` maps a hint to a predicate
+    ``(kwargs, got, expected) -> bool``; ``error_hints`` a hint to ``(kwargs, exception) ->
+    bool``; ``properties`` a true statement about right answers to a predicate
+    ``(kwargs, got) -> bool`` that is true when the answer violates it.
     """
 
     name: str
@@ -135,25 +216,138 @@ class Exercise:
     detectors: dict[str, Callable] = field(default_factory=dict)
     error_hints: dict[str, Callable] = field(default_factory=dict)
     properties: dict[str, Callable] = field(default_factory=dict)
-    hides: tuple[str, ...] = ()
     label: str = ""
+    args: dict[str, Arg] = field(default_factory=dict)
+    boundaries: list[dict] = field(default_factory=list)
+    allowed: tuple[str, ...] = ()
+    tolerance: Callable | None = None
+    precision: str = ""
+    domain: Callable | None = None
+    answers: tuple[str, ...] = ()
+    _plans: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self.returns not in _RETURNS:
+            raise ValueError(f"returns must be one of {sorted(_RETURNS)}, got {self.returns!r}")
+        unknown = set(self.args) - set(self.parameters)
+        if unknown:
+            raise ValueError(f"{self.name}: args {sorted(unknown)} are not parameters of {self.signature}")
 
     @property
     def function_name(self) -> str:
         """The name the chapter gives the student's function (``my_sinusoidal``)."""
         return self.signature.split("(", 1)[0].strip()
 
+    @property
+    def parameters(self) -> list[str]:
+        """The parameter names of the signature, in order."""
+        inside = self.signature.split("(", 1)[1].rsplit(")", 1)[0]
+        return [part.split("=")[0].strip() for part in inside.split(",") if part.strip()]
+
     def all_cases(self, seed: int | None) -> list[dict]:
-        """The public cases, then the hidden ones drawn from ``seed`` (none without a seed)."""
-        cases = list(self.cases)
+        """The public cases, the boundary cases, then the hidden ones drawn from ``seed`` (none without)."""
+        return [case.kwargs for case in self._base(seed)]
+
+    def _base(self, seed: int | None) -> list[Case]:
+        cases = [Case.from_dict(c, "public") for c in self.cases]
+        cases += [Case.from_dict(c, "boundary") for c in self.boundaries]
         if seed is not None and self.hidden is not None:
             rng = np.random.default_rng([int(seed), zlib.crc32(self.name.encode())])
-            cases += self.hidden(rng)
+            cases += [Case.from_dict(c, "hidden") for c in self.hidden(rng)]
         return cases
 
+    def plan(self, seed: int | None) -> list[Case]:
+        """Every call of a check: base cases, each argument in each allowed form, reruns (see the module)."""
+        if seed not in self._plans:
+            self._plans[seed] = _plan(self, seed)
+        return self._plans[seed]
 
-class HiddenFunctionError(RuntimeError):
-    """Raised by a posenc function that is switched off while a student's function runs."""
+    def contract(self) -> str:
+        """The sentence of the task text that states the spec (a test checks the notebook holds it)."""
+        groups: list[tuple[list[str], str]] = []
+        for name in (p for p in self.parameters if p in self.args):
+            what = self.args[name].describe()
+            if groups and groups[-1][1] == what:
+                groups[-1][0].append(name)
+            else:
+                groups.append(([name], what))
+        inputs = "; ".join(
+            ", ".join(f"`{n}`" for n in names) + (": each " if len(names) > 1 else ": ") + what
+            for names, what in groups
+        )
+        text = f"*Checked with:* {inputs}. Return {_RETURNS[self.returns]}, compared with posenc to a relative "
+        text += f"tolerance of {_number(self.rtol)} and an absolute one of {_number(self.atol)} (float32 results "
+        text += "to float32 rounding)" + (f": {self.precision}." if self.precision else ".")
+        text += " Leave the inputs unchanged; posenc is switched off while your function runs"
+        if self.allowed:
+            text += ", apart from " + _join([f"`{name}`" for name in self.allowed])
+        return text + "."
+
+
+class _Reference:
+    """The reference's answer for a case, as a float array (NumPy or torch results alike)."""
+
+    @staticmethod
+    def call(exercise: Exercise, kwargs: dict) -> np.ndarray:
+        return _as_array(exercise.reference(**{k: materialize(v, None) for k, v in kwargs.items()}))
+
+
+def _as_array(value) -> np.ndarray:
+    if hasattr(value, "detach"):
+        import torch
+
+        value = value.detach().cpu().to(torch.float64).numpy()
+    return np.asarray(value, dtype=float)
+
+
+def _differs(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape != b.shape or not np.allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True)
+
+
+def _plan(exercise: Exercise, seed: int | None) -> list[Case]:
+    base = exercise._base(seed)
+    rng = np.random.default_rng([0 if seed is None else int(seed) + 1, zlib.crc32(exercise.name.encode()), 7])
+    if exercise.domain is not None:  # hidden draws outside what the text describes are left out
+        outside = [c for c in base if c.origin != "hidden" and not exercise.domain(c.kwargs)]
+        if outside:
+            raise ValueError(f"{exercise.name}: a declared case lies outside the domain: {outside[0].kwargs}")
+        base = [c for c in base if exercise.domain(c.kwargs)]
+    small = []
+    for case in base:
+        start = time.perf_counter()
+        _Reference.call(exercise, case.kwargs)  # a case the reference refuses is a bug of the exercise
+        if time.perf_counter() - start < 0.02:
+            small.append(case)
+    small = small or base[:1]
+    plan = list(base)
+    # each argument in each form the text allows: once on a public or boundary case, once on a hidden one
+    for name, arg in exercise.args.items():
+        for form in arg.forms:
+            applies = [c for c in small if name in c.kwargs and FORMS[form][0](c.kwargs[name]) is not None]
+            chosen = [c for c in applies if c.origin != "hidden"][:1] + [c for c in applies if c.origin == "hidden"][:1]
+            for case in chosen[: 1 + (seed is not None)]:
+                plan.append(Case(case.kwargs, {name: form}, "form", case.hint, case.precision))
+    # reruns with one argument changed, right after the case itself
+    for index, (name, arg) in enumerate(exercise.args.items()):
+        pool = [c for c in small if name in c.kwargs]
+        if not pool:
+            continue
+        case = pool[(index + int(rng.integers(len(pool)))) % len(pool)]
+        before = _Reference.call(exercise, case.kwargs)
+        for candidate in arg.variants(case.kwargs[name], rng):
+            changed = {**case.kwargs, name: candidate}
+            if exercise.domain is not None and not exercise.domain(changed):
+                continue
+            try:
+                after = _Reference.call(exercise, changed)
+            except Exception:
+                continue
+            if _differs(before, after):
+                plan += [Case(case.kwargs, {}, "rerun", case.hint), Case(changed, {}, "changed", case.hint)]
+                break
+    # the same cases again, in another order
+    plan += [Case(small[i].kwargs, {}, "again", small[i].hint) for i in rng.permutation(len(small))]
+    return plan
 
 
 def course_seed(seed: int | str | None = None) -> int | None:
@@ -186,26 +380,79 @@ def _timeout(timeout: float | None) -> float:
 # --- showing values --------------------------------------------------------------------------------
 def _show_value(value) -> str:
     if hasattr(value, "detach") or isinstance(value, np.ndarray):
-        array = np.asarray(value.detach().cpu() if hasattr(value, "detach") else value)
+        array = _as_array(value) if hasattr(value, "detach") else np.asarray(value)
         if array.ndim == 0:
             return repr(array.item())
         if array.size <= 12:
-            return np.array2string(array, separator=", ", precision=6, threshold=12).replace("\n", "")
-        return f"<array of shape {array.shape}, {array.dtype}>"
+            text = np.array2string(array, separator=", ", precision=6, threshold=12).replace("\n", "")
+        else:
+            text = f"<array of shape {array.shape}>"
+        return f"{text} ({form_label(value)})"
+    if isinstance(value, np.generic):
+        return f"{value.item()!r} ({form_label(value)})"
+    if isinstance(value, list) and len(str(value)) > 120:
+        return f"<list of {len(value)}>"
     return repr(value)
 
 
 def _show(kwargs: dict) -> str:
-    return ", ".join(f"{key}={_show_value(value)}" for key, value in kwargs.items() if not key.startswith("_"))
+    return ", ".join(f"{key}={_show_value(value)}" for key, value in kwargs.items())
 
 
-def _as_array(value) -> np.ndarray:
-    if hasattr(value, "detach"):
-        value = value.detach().cpu().numpy()
-    return np.asarray(value, dtype=float)
+# --- reading and judging the return value ----------------------------------------------------------
+@dataclass
+class _Returned:
+    """What the student's function returned, read into plain NumPy inside the window."""
+
+    kind: str  # none, text, bool, number, array, strings, other, unreadable
+    type_name: str
+    dtype: str = ""
+    array: np.ndarray | None = None
+    error: str = ""
 
 
-# --- return types ----------------------------------------------------------------------------------
+@switchoff.window_helper
+def _read(raw) -> _Returned:
+    """The returned value as a float (or complex) NumPy array, read while posenc is still switched off."""
+    kind = type(raw).__name__
+    try:
+        if raw is None:
+            return _Returned("none", kind)
+        if isinstance(raw, str | bytes):
+            return _Returned("text", kind, array=np.asarray([repr(raw)]))
+        if isinstance(raw, bool | np.bool_):
+            return _Returned("bool", kind)
+        if hasattr(raw, "detach") and hasattr(raw, "dtype"):
+            import torch
+
+            tensor = raw.detach().cpu()
+            target = torch.complex128 if tensor.is_complex() else torch.float64
+            return _Returned("array", "tensor", str(tensor.dtype).replace("torch.", ""), tensor.to(target).numpy())
+        if isinstance(raw, numbers.Number | np.generic):
+            array = np.asarray(raw)
+            target = complex if array.dtype.kind == "c" else float
+            return _Returned("number", kind, str(array.dtype), array.astype(target))
+        array = np.asarray(raw)
+        if array.dtype.kind in "US" or (
+            array.dtype.kind == "O" and array.size and all(isinstance(v, str) for v in array.ravel())
+        ):
+            return _Returned("strings", kind, str(array.dtype))
+        if array.dtype.kind == "c":
+            return _Returned("array", kind, str(array.dtype), array.astype(complex))
+        return _Returned("array", kind, str(array.dtype), array.astype(float))
+    except Exception as error:
+        return _Returned("unreadable", kind, error=f"{type(error).__name__}: {error}")
+
+
+@switchoff.window_helper
+def _call(function, given: dict, before: dict):
+    """Run the student's function; read its answer and check its inputs, all inside the window."""
+    raw = function(**given)
+    returned = _read(raw)
+    changed = [k for k in given if not unchanged(before[k], given[k])]
+    return returned, changed
+
+
 class _Wrong(Exception):
     """A return value of the wrong type or shape: message and hint."""
 
@@ -223,48 +470,42 @@ def _text_hint(exercise: Exercise) -> str:
     return "return numbers, not text: drop the formatting (f-strings, str(), round-to-text)"
 
 
-def _coerce(exercise: Exercise, raw, expected: np.ndarray) -> np.ndarray:
+_COMPLEX = (
+    "it returned complex numbers; the answer is real",
+    "the sum of e^{i k w} is complex: the dot product is its real part (.real), the sum of the cosines",
+)
+
+
+def _coerce(exercise: Exercise, value: _Returned, expected: np.ndarray) -> np.ndarray:
     """The student's value as a float array, or :class:`_Wrong` saying why it is not acceptable."""
-    kind = type(raw).__name__
-    if exercise.returns == "float":
-        if isinstance(raw, str | bytes):
-            raise _Wrong(f"it returned the string {raw!r}, not a number", _text_hint(exercise))
-        if isinstance(raw, bool | np.bool_) or raw is None:
-            raise _Wrong(f"it returned {raw!r}, not a number", "return the value as a float")
-        if isinstance(raw, numbers.Real):
-            return np.asarray(float(raw))
-        if (isinstance(raw, np.ndarray) or hasattr(raw, "detach")) and np.asarray(_as_array(raw)).size == 1:
-            return _as_array(raw).reshape(())
-        raise _Wrong(f"it returned {kind}, not a number", "return one float, e.g. float(value)")
-    if raw is None:
-        raise _Wrong("it returned None", "end your function with `return` and the result")
-    if isinstance(raw, str | bytes):
-        raise _Wrong(f"it returned the string {raw!r}, not an array of numbers", _text_hint(exercise))
-    is_tensor = hasattr(raw, "detach") and hasattr(raw, "dtype")
-    if not isinstance(raw, np.ndarray) and not is_tensor:
-        try:
-            probe = np.asarray(raw)
-        except Exception:  # ragged, say
-            probe = np.asarray([], dtype=object)
-        if probe.dtype.kind in "USO" and probe.size and all(isinstance(v, str) for v in np.ravel(probe)):
-            raise _Wrong(f"it returned a {kind} of strings, not an array of numbers", _text_hint(exercise))
-        if isinstance(raw, list | tuple):
-            raise _Wrong(
-                f"it returned a {kind}; the exercise asks for a NumPy array",
-                "wrap the result in np.array(...) (or build it with NumPy from the start)",
-            )
-        raise _Wrong(f"it returned {kind}, not an array of numbers", "return a NumPy array")
-    if is_tensor and exercise.returns == "ndarray":
-        raise _Wrong("it returned a torch tensor; the exercise asks for a NumPy array", "return tensor.numpy()")
-    dtype = np.asarray(raw.detach().cpu()).dtype if is_tensor else raw.dtype
-    if dtype.kind in "USO":
-        raise _Wrong(f"it returned an array of {dtype} values, not numbers", _text_hint(exercise))
-    if dtype.kind == "c":
+    kind = value.type_name
+    wanted = "a number" if exercise.returns == "float" else "an array of numbers"
+    if value.kind == "unreadable":
         raise _Wrong(
-            "it returned complex numbers; the answer is real",
-            "the sum of e^{i k w} is complex: the dot product is its real part (.real), the sum of the cosines",
+            f"the checker could not read the {kind} it returned as numbers ({value.error})",
+            "return a NumPy array (or a number) of plain floats",
         )
-    got = _as_array(raw)
+    if value.kind == "none":
+        raise _Wrong("it returned None", "end your function with `return` and the result")
+    if value.kind == "text":
+        raise _Wrong(f"it returned the string {value.array[0]}, not {wanted}", _text_hint(exercise))
+    if value.kind == "strings":
+        raise _Wrong(f"it returned a {kind} of strings, not an array of numbers", _text_hint(exercise))
+    if value.kind == "bool":
+        raise _Wrong(f"it returned a {kind}, not a number", "return the value as a number")
+    if value.array is not None and value.array.dtype.kind == "c":
+        raise _Wrong(*_COMPLEX)
+    if exercise.returns == "float":
+        one = value.kind == "array" and value.array.size == 1 and kind in ("ndarray", "tensor")
+        if value.kind == "number" or one:
+            return value.array.reshape(())
+        raise _Wrong(f"it returned a {kind}, not one number", "return one float, e.g. float(value)")
+    if value.kind == "other":
+        raise _Wrong(f"it returned a {kind}, not an array of numbers", "return a NumPy array")
+    if exercise.returns == "ndarray" and kind != "ndarray":
+        hint = "return tensor.numpy()" if kind == "tensor" else "wrap the result in np.array(...)"
+        raise _Wrong(f"it returned a {kind}; the exercise asks for a NumPy array", hint)
+    got = value.array
     if got.shape != expected.shape:
         raise _Wrong(f"it returned shape {got.shape}, expected shape {expected.shape}")
     if exercise.binary and got.size and not np.isin(got, (0.0, 1.0)).all():
@@ -272,16 +513,18 @@ def _coerce(exercise: Exercise, raw, expected: np.ndarray) -> np.ndarray:
     return got
 
 
-def _tolerances(exercise: Exercise, raw, expected: np.ndarray) -> tuple[float, float]:
-    dtype = getattr(raw, "dtype", None)
-    if dtype is not None and "float32" in str(dtype):  # float32 output (angles in float64) is allowed
+def _tolerances(exercise: Exercise, value: _Returned, kwargs: dict, expected: np.ndarray):
+    rtol, atol = exercise.rtol, exercise.atol
+    if value.dtype == "float32":  # a float32 result (angles in float64, say) is fine to float32 rounding
         scale = max(1.0, float(np.max(np.abs(expected), initial=0)))
-        return max(exercise.rtol, 2e-6), max(exercise.atol, 2e-6 * scale)
-    return exercise.rtol, exercise.atol
+        rtol, atol = max(rtol, 2e-6), max(atol, 2e-6 * scale)
+    if exercise.tolerance is not None:
+        atol = atol + np.asarray(exercise.tolerance(kwargs, expected), dtype=float)
+    return rtol, atol
 
 
 def _close(got, expected, rtol, atol) -> bool:
-    return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
+    return got.shape == expected.shape and bool(np.all(np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)))
 
 
 def _first_difference(got: np.ndarray, expected: np.ndarray, rtol, atol) -> str:
@@ -292,188 +535,211 @@ def _first_difference(got: np.ndarray, expected: np.ndarray, rtol, atol) -> str:
     return f"{where}: expected {expected[index]:.10g}, got {got[index]:.10g}{count}"
 
 
-# --- switching posenc functions off ----------------------------------------------------------------
-def _targets(names: Sequence[str]) -> list[tuple[object, str]]:
-    """(original object, attribute name) for each ``module:attr`` name that resolves."""
-    found = []
-    for name in names:
-        module_name, _, attr = name.partition(":")
-        module = sys.modules.get(module_name)
-        if module is not None and hasattr(module, attr):
-            found.append((getattr(module, attr), attr))
-    return found
+# --- diagnosis -------------------------------------------------------------------------------------
+_LOW = {"float16": "float16 (about 3 significant digits; whole numbers exact only up to 2048)",
+        "bfloat16": "bfloat16 (about 2 significant digits; whole numbers exact only up to 256)"}
 
 
-def _stub(attr: str, exercise: str):
-    def switched_off(*args, **kwargs):
-        raise HiddenFunctionError(
-            f"posenc.{attr} is switched off while the checker runs your function: exercise "
-            f"{exercise!r} asks you to write it yourself, so it cannot call posenc's own version"
+def _dtype_hint(value: _Returned) -> str | None:
+    if value.dtype in _LOW:
+        return (
+            f"your result is {_LOW[value.dtype]}: compute in float64 (or at least float32) and return that; "
+            "the checker compares to the tolerance the task states"
         )
-
-    switched_off.__name__ = attr
-    return switched_off
+    return None
 
 
-@contextlib.contextmanager
-def hidden_functions(names: Sequence[str], function, exercise: str):
-    """Switch off the posenc functions ``names`` (``"module:attr"``) while the block runs; restore them after.
+def _rounded(value, dtype: str):
+    import torch
 
-    They are replaced in every loaded ``posenc`` module that holds them and in the globals of
-    ``function`` (a notebook's ``from posenc import sinusoidal``), and put back in a ``finally``.
-    """
-    saved: list[tuple[object, str, object]] = []  # (namespace, key, original); dicts and modules
-    try:
-        for original, attr in _targets(names):
-            stub = _stub(attr, exercise)
-            for module_name, module in list(sys.modules.items()):
-                if module_name.split(".")[0] != "posenc" or module is None:
-                    continue
-                for key, value in list(vars(module).items()):
-                    if value is original:
-                        saved.append((module, key, original))
-                        setattr(module, key, stub)
-            namespace = getattr(function, "__globals__", None)
-            if isinstance(namespace, dict):
-                for key, value in list(namespace.items()):
-                    if value is original:
-                        saved.append((namespace, key, original))
-                        namespace[key] = stub
-        yield
-    finally:
-        for namespace, key, original in reversed(saved):
-            if isinstance(namespace, dict):
-                namespace[key] = original
-            else:
-                setattr(namespace, key, original)
+    tensor = torch.as_tensor(np.asarray(value, dtype=np.float64))
+    rounded = tensor.to(getattr(torch, dtype)).to(torch.float64).numpy()
+    return rounded.item() if np.ndim(value) == 0 else rounded
 
 
-# --- one check -------------------------------------------------------------------------------------
-def _copy(value):
-    if hasattr(value, "detach") and hasattr(value, "clone"):
-        return value.detach().clone()
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    return copy.deepcopy(value)
-
-
-def _same(before, after) -> bool:
-    try:
-        if hasattr(before, "detach"):
-            before, after = before.detach().cpu().numpy(), after.detach().cpu().numpy()
-        if isinstance(before, np.ndarray):
+def _rounding_hint(exercise: Exercise, kwargs: dict, got: np.ndarray, expected: np.ndarray) -> str | None:
+    """An input rounded to float16 or bfloat16 (positions built in the activations' dtype, say)."""
+    error = float(np.max(np.abs(got - expected), initial=0))
+    for name, arg in exercise.args.items():
+        if arg.kind not in ("Wholes", "Reals", "Numbers", "Real") or name not in kwargs:
+            continue
+        value = np.asarray(kwargs[name], dtype=float)
+        if np.max(np.abs(value), initial=0) > 65504 and not np.all(np.isfinite(got)) and np.all(np.isfinite(expected)):
             return (
-                isinstance(after, np.ndarray)
-                and before.shape == after.shape
-                and bool(np.array_equal(before, after, equal_nan=before.dtype.kind == "f"))
+                f"your answer has inf or NaN where the answer is finite: `{name}` holds values above 65504, "
+                f"which overflow {_LOW['float16']}: form `{name}` in float64 (np.asarray(..., dtype=np.float64))"
             )
-        return bool(before == after)
-    except Exception:
-        return False
+        for dtype in ("float16", "bfloat16"):
+            rounded = _rounded(kwargs[name], dtype)
+            if np.array_equal(rounded, np.asarray(kwargs[name], dtype=float)):
+                continue
+            try:
+                model = _Reference.call(exercise, {**kwargs, name: rounded})
+            except Exception:
+                continue
+            if model.shape == got.shape and float(np.max(np.abs(got - model), initial=0)) < 0.05 * error:
+                return (
+                    f"your answer is the right one for `{name}` rounded to {_LOW[dtype]}: form `{name}` in "
+                    "float64 (np.asarray(..., dtype=np.float64)), not in the dtype of other inputs or activations"
+                )
+    return None
 
 
-def _diagnose(exercise: Exercise, case: dict, kwargs: dict, got: np.ndarray, expected: np.ndarray) -> str | None:
+def _half_precision_hint(got: np.ndarray, expected: np.ndarray) -> str | None:
+    """Right to about 3 significant digits everywhere: a step in float16 or bfloat16 (x, positions, angles)."""
+    scale = max(1.0, float(np.max(np.abs(expected), initial=0)))
+    error = float(np.max(np.abs(got - expected), initial=0)) / scale
+    if np.all(np.isfinite(got)) and 2e-4 <= error <= 2e-2:
+        digits = round(-math.log10(error))
+        return (
+            f"your answer agrees with posenc to only about {digits} significant digits, the precision of float16 "
+            "or bfloat16: some step of your computation runs in one of them (an input, the positions, the angles, "
+            "cos and sin); keep every step in a wider float type"
+        )
+    return None
+
+
+def _diagnose(exercise: Exercise, case: Case, value: _Returned, got: np.ndarray, expected: np.ndarray) -> str | None:
     """The hint for a wrong answer of the right type and shape, or None when it is not recognised."""
+    kwargs = case.kwargs
+    hint = _dtype_hint(value)
+    if hint:
+        return hint
     for hint, detected in exercise.detectors.items():
         with contextlib.suppress(Exception):
             if detected(kwargs, got, expected):
                 return hint
     for hint, mistake in exercise.mistakes.items():
         try:
-            wrong = _as_array(mistake(**{k: _copy(v) for k, v in kwargs.items()}))
+            wrong = _as_array(mistake(**{k: materialize(v, None) for k, v in kwargs.items()}))
         except Exception:
             continue
         # looser than grading: a mistake written in float32 still matches its model
         if wrong.shape == got.shape and np.allclose(got, wrong, rtol=1e-5, atol=1e-6, equal_nan=True):
             if not _close(wrong, expected, exercise.rtol, exercise.atol):  # the model is wrong here
                 return hint
+    hint = _rounding_hint(exercise, kwargs, got, expected) or _half_precision_hint(got, expected)
+    if hint:
+        return hint
     for statement, violated in exercise.properties.items():
         with contextlib.suppress(Exception):
             if violated(kwargs, got):
                 return statement
-    if case.get("_precision") and np.all(np.isfinite(got)) and np.max(np.abs(got - expected)) < 0.2:
-        return case["_precision"]
+    if case.precision and np.all(np.isfinite(got)) and np.max(np.abs(got - expected)) < 0.2:
+        return case.precision
     return None
 
 
-def _run_cases(exercise: Exercise, function, cases: list[dict], notify: Callable) -> CheckResult:
-    """Call ``function`` on every case and judge it (runs in the child, or in-process)."""
-    name, total = exercise.name, len(cases)
-    if exercise.hides and any(function is original for original, _ in _targets(exercise.hides)):
+# --- one check -------------------------------------------------------------------------------------
+def _passed_posenc(exercise: Exercise, function) -> CheckResult | None:
+    code = getattr(function, "__code__", None)
+    if code is None or not switchoff._is_posenc(code) or not SWITCH_OFF:
+        return None
+    if (code.co_filename, code.co_qualname) in switchoff._allowed_codes(exercise.allowed):
+        return None
+    return CheckResult(
+        exercise.name,
+        "failed",
+        f"you passed posenc's own {switchoff.public_name(code)}: exercise {exercise.name!r} asks you to write it "
+        "yourself",
+        hint=_WRITE_IT,
+    )
+
+
+def _judge(exercise: Exercise, function, case: Case, number: int, total: int, notify) -> CheckResult | None:
+    """Run one case; None when it passed, else the result that says why not."""
+    name = exercise.name
+    given = {k: materialize(v, case.forms.get(k)) for k, v in case.kwargs.items()}
+    before = {k: snapshot(v) for k, v in given.items()}
+    where = f"check {number} of {total}, input {_show(given)}"
+    notify(("call", number, _show(given)))
+    error = None
+    try:
+        with switchoff.window(name, exercise.allowed, enabled=SWITCH_OFF) as window:
+            try:
+                value, changed = _call(function, given, before)
+            except BaseException as raised:  # judged below, once the window is closed
+                if isinstance(raised, KeyboardInterrupt):
+                    raise
+                error = raised
+    finally:
+        notify(("returned", number))
+    failed = number - 1
+    if window.violation is not None:
+        caught = "" if isinstance(error, HiddenFunctionError) else " (your function caught the error; it still counts)"
         return CheckResult(
             name,
             "failed",
-            f"you passed posenc's own {function.__name__}: exercise {name!r} asks you to write it yourself",
-            hint="write the computation yourself (NumPy is fine); posenc's version is the answer key",
+            f"{where}: your function called {window.violation}, which is switched off{caught}: "
+            + switchoff.why(name, exercise.allowed),
+            hint=_WRITE_IT,
+            checked=failed,
         )
+    if window.tampered:
+        return CheckResult(name, "failed", f"{where}: your function turned off the checker's tracing (sys.settrace)",
+                           hint="leave sys.settrace alone; the checker uses it to switch posenc off", checked=failed)
+    if isinstance(error, NotImplementedError):
+        return CheckResult(name, "not attempted", f"replace the `raise NotImplementedError` in {exercise.signature}")
+    if isinstance(error, SystemExit):
+        return CheckResult(
+            name,
+            "exited",
+            f"{where}: your function called sys.exit() or exit() (SystemExit: {error.code!r}); the check stopped "
+            "there and nothing else was affected",
+            hint="return the result instead of ending the program",
+            checked=failed,
+        )
+    if error is not None:
+        hint = next(
+            (h for h, matches in exercise.error_hints.items() if _matches(matches, case.kwargs, error)),
+            case.hint or "run it on that input in a cell of its own and read the traceback",
+        )
+        return CheckResult(name, "error", f"{where}: it raised {type(error).__name__}: {error}", hint=hint,
+                           checked=failed)
+    if changed:
+        arg = changed[0]
+        return CheckResult(
+            name,
+            "failed",
+            f"{where}: your function changed its argument `{arg}` in place",
+            hint=f"leave the inputs as they are: work on a copy ({arg} = {arg}.copy()) or build a new array "
+            "(x * 2 instead of x *= 2; no assignment into x[...]; no out= pointing at an input)",
+            checked=failed,
+        )
+    expected = _Reference.call(exercise, case.kwargs)
+    try:
+        got = _coerce(exercise, value, expected)
+    except _Wrong as wrong:
+        hint = wrong.hint
+        if hint is None and value.array is not None:
+            hint = _dtype_hint(value)
+            for h, detected in exercise.detectors.items():
+                with contextlib.suppress(Exception):
+                    if hint is None and detected(case.kwargs, value.array, expected):
+                        hint = h
+        return CheckResult(name, "failed", f"{where}: {wrong.message}", hint=hint, checked=failed)
+    rtol, atol = _tolerances(exercise, value, case.kwargs, expected)
+    if _close(got, expected, rtol, atol):
+        return None
+    try:
+        hint = _diagnose(exercise, case, value, got, expected)
+    except Exception:  # a diagnosis that fails must not hide the failing input
+        hint = None
+    detail = _first_difference(got, expected, rtol, atol)
+    return CheckResult(name, "failed", f"{where}: {detail}", hint=hint, checked=failed)
+
+
+def _run_cases(exercise: Exercise, function, cases: list[Case], notify: Callable) -> CheckResult:
+    """Call ``function`` on every case and judge it (runs in the child, or in-process)."""
+    passed_own = _passed_posenc(exercise, function)
+    if passed_own is not None:
+        return passed_own
+    total = len(cases)
     for number, case in enumerate(cases, start=1):
-        kwargs = {k: v for k, v in case.items() if not k.startswith("_")}
-        given = {k: _copy(v) for k, v in kwargs.items()}
-        where = f"check {number} of {total}, input {_show(kwargs)}"
-        notify(("call", number, _show(kwargs)))
-        try:
-            with hidden_functions(exercise.hides, function, name):
-                raw = function(**given)
-        except NotImplementedError:
-            message = f"replace the `raise NotImplementedError` in {exercise.signature}"
-            return CheckResult(name, "not attempted", message)
-        except HiddenFunctionError as error:
-            return CheckResult(
-                name,
-                "failed",
-                f"{where}: your function called a posenc function: {error}",
-                hint="write the computation yourself (NumPy is fine); posenc's version is the answer key",
-                checked=number - 1,
-            )
-        except SystemExit as error:
-            return CheckResult(
-                name,
-                "exited",
-                f"{where}: your function called sys.exit() or exit() (SystemExit: {error.code!r}); the check stopped "
-                "there and nothing else was affected",
-                hint="return the result instead of ending the program",
-                checked=number - 1,
-            )
-        except Exception as error:  # the student's bug, reported, never re-raised
-            hint = next(
-                (h for h, matches in exercise.error_hints.items() if _matches(matches, kwargs, error)),
-                case.get("_hint") or "run it on that input in a cell of its own and read the traceback",
-            )
-            return CheckResult(
-                name, "error", f"{where}: it raised {type(error).__name__}: {error}", hint=hint, checked=number - 1
-            )
-        finally:
-            notify(("returned", number))
-        changed = [k for k in kwargs if not _same(kwargs[k], given[k])]
-        if changed:
-            arg = changed[0]
-            return CheckResult(
-                name,
-                "failed",
-                f"{where}: your function changed its argument `{arg}` in place",
-                hint=f"leave the inputs as they are: work on a copy ({arg} = {arg}.copy()) or build a new array "
-                "(x * 2 instead of x *= 2; no assignment into x[...])",
-                checked=number - 1,
-            )
-        expected = _as_array(exercise.reference(**{k: _copy(v) for k, v in kwargs.items()}))
-        try:
-            got = _coerce(exercise, raw, expected)
-        except _Wrong as wrong:
-            hint = wrong.hint
-            if hint is None:
-                for h, detected in exercise.detectors.items():
-                    with contextlib.suppress(Exception):
-                        if detected(kwargs, _as_array(raw), expected):
-                            hint = h
-                            break
-            return CheckResult(name, "failed", f"{where}: {wrong.message}", hint=hint, checked=number - 1)
-        rtol, atol = _tolerances(exercise, raw, expected)
-        if _close(got, expected, rtol, atol):
-            continue
-        hint = _diagnose(exercise, case, kwargs, got, expected)
-        detail = _first_difference(got, expected, rtol, atol)
-        return CheckResult(name, "failed", f"{where}: {detail}", hint=hint, checked=number - 1)
-    return CheckResult(name, "passed", f"all {total} checks agree with posenc", checked=total)
+        result = _judge(exercise, function, case, number, total, notify)
+        if result is not None:
+            return result
+    return CheckResult(exercise.name, "passed", f"all {total} checks agree with posenc", checked=total)
 
 
 def _matches(predicate, kwargs, error) -> bool:
@@ -591,7 +857,7 @@ def run_check(
     """Check ``function`` against ``exercise`` (see the module's docstring); never raises for the student's faults."""
     if function is None or not callable(function):
         return CheckResult(exercise.name, "not attempted", f"pass your function, {exercise.signature}, to the checker")
-    cases = exercise.all_cases(course_seed(seed))
+    cases = exercise.plan(course_seed(seed))
     limit = _timeout(timeout)
     mode = os.environ.get("POSENC_CHECK_ISOLATION", "fork")
     if mode == "fork" and hasattr(os, "fork"):
@@ -601,3 +867,29 @@ def run_check(
     if printed and not quiet:
         sys.stdout.write(printed)
     return result
+
+
+def reference_calls(exercise: Exercise) -> list[str]:
+    """The public posenc functions the reference reaches on the public cases (what a switch-off must cover)."""
+    import posenc
+
+    public = {}
+    for module in [posenc, *(m for n, m in sys.modules.items() if n.startswith("posenc.") and m is not None)]:
+        for attr in getattr(module, "__all__", []):
+            obj = getattr(module, attr, None)
+            if inspect.isfunction(obj) and switchoff._is_posenc(obj.__code__):
+                public.setdefault(obj.__code__, f"posenc.{attr}" if module is posenc else f"{module.__name__}.{attr}")
+    seen: dict[str, None] = {}
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code in public:
+            seen.setdefault(public[frame.f_code])
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        for case in exercise.cases:
+            _Reference.call(exercise, {k: v for k, v in case.items() if not k.startswith("_")})
+    finally:
+        sys.setprofile(previous)
+    return list(seen)

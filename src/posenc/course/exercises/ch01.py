@@ -5,6 +5,7 @@ import numpy as np
 from ... import attention
 from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
+from ..inputs import Reals
 
 
 def _case(n, d_model, d_k, d_v, scale=1.0, seed=0):
@@ -62,6 +63,13 @@ def _overflowed(kwargs, got, expected):
     return bool(np.isfinite(expected).all() and not np.isfinite(got).all())
 
 
+_TORCH = """
+def my_self_attention(x, w_q, w_k, w_v):
+    x, w_q, w_k, w_v = (torch.as_tensor(np.array(a), dtype=torch.float64) for a in (x, w_q, w_k, w_v))
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    return torch.softmax(q @ k.T / math.sqrt(q.shape[-1]), dim=-1) @ v
+"""
+
 EXERCISE = Exercise(
     "self_attention",
     "my_self_attention(x, w_q, w_k, w_v)",
@@ -81,12 +89,20 @@ EXERCISE = Exercise(
         "d is the width of the queries and keys (w_q.shape[1], q.shape[-1]), not the width of x: "
         "here the projections are not square": _scale_by_model_width,
     },
+    answers=(_TORCH,),
     hidden=_hidden,
+    args={"x": Reals(), "w_q": Reals(), "w_k": Reals(), "w_v": Reals()},
+    boundaries=[
+        _case(1, 1, 1, 1, seed=6),  # one token: its weight is 1
+        _case(4, 3, 1, 2, seed=7),  # d = 1: the scale is 1
+        _case(2, 5, 5, 1, scale=10.0, seed=8),
+        _case(12, 8, 8, 8, scale=40.0, seed=10),  # large scores, near ties: float32 is off by 1e-4 relative here
+    ],
+    precision="compute in float64 (large scores lose digits in float32)",
     detectors={
         "your output has inf or NaN where the answer is finite: exp overflows on large scores; subtract each "
         "row's maximum score before exp (it cancels in the ratio)": _overflowed,
     },
-    hides=("posenc.attention:self_attention", "posenc.attention:scaled_dot_product_attention"),
     label="ex-ch01-attention",
 )
 

@@ -5,6 +5,7 @@ import numpy as np
 from ... import analysis
 from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
+from ..inputs import Real, Whole
 
 
 def _blocks(angles):
@@ -40,6 +41,16 @@ def _hidden(rng):
     ]
 
 
+_VECTORISED = """
+def my_offset_matrix(k, d_model, base=10000.0):
+    w = base ** (-np.arange(0, d_model, 2) / d_model)
+    c, s = np.cos(k * w), np.sin(k * w)
+    m = np.zeros((d_model, d_model))
+    e = np.arange(0, d_model, 2)
+    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, s, -s, c
+    return m
+"""
+
 EXERCISE = Exercise(
     "offset_matrix",
     "my_offset_matrix(k, d_model, base=10000.0)",
@@ -56,9 +67,11 @@ EXERCISE = Exercise(
         "each block turns by k times its pair's frequency w_i = base**(-2i/d_model), not by k": _no_frequency,
         "use the base argument: your matrix is the one for base 10000 whatever base is passed": _ignores_base,
     },
+    answers=(_VECTORISED,),
     hidden=_hidden,
-    hides=("posenc.analysis:offset_matrix",),
     label="ex-ch04-offset-matrix",
+    args={"k": Whole(), "d_model": Whole(), "base": Real()},
+    boundaries=[{"k": -1, "d_model": 2}, {"k": 7, "d_model": 6, "base": 10.0}, {"k": 2049, "d_model": 4}],
 )
 
 

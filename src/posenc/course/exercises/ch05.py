@@ -5,6 +5,7 @@ import numpy as np
 from ... import absolute, analysis
 from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
+from ..inputs import Real, Whole, Wholes
 
 
 def _sin(offsets, d_model, base=10000.0):
@@ -31,6 +32,12 @@ def _hidden(rng):
     ]
 
 
+_COMPLEX = """
+def my_similarity_by_offset(offsets, d_model, base=10000.0):
+    w = base ** (-2 * np.arange(d_model // 2) / d_model)
+    return np.exp(1j * np.outer(np.asarray(offsets, dtype=np.float64), w)).sum(axis=1).real
+"""
+
 EXERCISE = Exercise(
     "similarity_by_offset",
     "my_similarity_by_offset(offsets, d_model, base=10000.0)",
@@ -46,9 +53,14 @@ EXERCISE = Exercise(
         "there are d_model/2 pairs, each contributing one cosine; you counted each twice": _doubled,
         "use the base argument: your values are the ones for base 10000 whatever base is passed": _ignores_base,
     },
+    answers=(_COMPLEX,),
     hidden=_hidden,
-    hides=("posenc.analysis:similarity_by_offset",),
     label="ex-ch05-similarity-by-offset",
+    args={"offsets": Wholes(), "d_model": Whole(), "base": Real()},
+    boundaries=[
+        {"offsets": np.array([-7]), "d_model": 6},  # one negative offset, three pairs
+        {"offsets": np.array([2049, 40001, -3]), "d_model": 4, "base": 10.0},  # not exact in float16
+    ],
 )
 
 

@@ -7,6 +7,7 @@ import numpy as np
 from ... import absolute
 from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
+from ..inputs import Reals
 
 
 def scaled_embedding(token_embeddings, position_table):
@@ -48,6 +49,12 @@ def _hidden(rng):
     return cases
 
 
+_TORCH = """
+def my_add_positions(token_embeddings, position_table):
+    t = torch.as_tensor(np.array(token_embeddings))
+    return (t * t.shape[-1] ** 0.5 + torch.as_tensor(np.array(position_table))[: t.shape[-2]]).numpy()
+"""
+
 EXERCISE = Exercise(
     "scaled_embedding",
     "my_add_positions(token_embeddings, position_table)",
@@ -58,7 +65,10 @@ EXERCISE = Exercise(
         "scale the token embeddings, not the position table": _positions,
         "multiply by sqrt(d_model); you divided": _divided,
     },
+    answers=(_TORCH,),
     hidden=_hidden,
+    args={"token_embeddings": Reals(), "position_table": Reals()},
+    boundaries=[_case((1, 3), 5, 4), _case((2, 1, 1), 1, 5), _case((3, 6), 3, 6)],  # seq 1, width 1, rows = seq
     error_hints={
         "the table has more rows than the sequence is long: add only its first seq rows, "
         "position_table[:seq] with seq = token_embeddings.shape[-2]": _whole_table,

@@ -5,6 +5,7 @@ import numpy as np
 from ... import rope
 from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
+from ..inputs import Real, Reals, Wholes
 
 
 def rope_interleaved(x, positions, base=10000.0):
@@ -65,7 +66,32 @@ def _hidden(rng):
     return cases
 
 
-_PRECISION = "form the angles in float64: at position 2**20 float32 angles are off by up to 0.06 radians"
+#: What the text allows for RoPE's arguments (chapters 8 and 13).
+ROPE_ARGS = {"x": Reals(), "positions": Wholes(), "base": Real()}
+
+
+_COMPLEX = """
+def my_rope(x, positions, base=10000.0):
+    d = x.shape[-1]
+    z = x[..., 0::2] + 1j * x[..., 1::2]
+    theta = base ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    z = z * np.exp(1j * np.outer(np.asarray(positions, dtype=np.float64), theta))
+    out = np.empty(x.shape)
+    out[..., 0::2], out[..., 1::2] = z.real, z.imag
+    return out
+"""
+
+def _boundaries(seed):
+    def random(shape, offset):
+        return np.random.default_rng(seed + offset).normal(size=shape)
+
+    return [
+        {"x": random((1, 6), 20), "positions": np.array([0])},  # position 0 turns nothing; 3 pairs (odd)
+        {"x": random((3, 4), 21), "positions": np.array([257, 2049, 40001])},  # not exact in bfloat16, float16
+        {"x": random((3, 8), 22), "positions": np.array([5, 5, 0])},  # repeated and unsorted positions
+        {"x": random((2, 2, 3, 4), 23), "positions": np.array([1, 2, 3])},  # two leading axes
+        {"x": random((2, 6), 24), "positions": np.array([3, 99_999]), "base": 10.0},  # a small base, far out
+    ]
 
 EXERCISE = Exercise(
     "rope",
@@ -76,7 +102,7 @@ EXERCISE = Exercise(
         {"x": _random((2, 3, 16), 2), "positions": np.array([0, 7, 100])},
         {"x": _random((1, 2), 3), "positions": np.array([5])},
         {"x": _random((3, 8), 4), "positions": np.array([1, 2, 40]), "base": 500.0},
-        {"x": _random((2, 4), 5), "positions": np.array([2**20, 2**20 + 1]), "_precision": _PRECISION},
+        {"x": _random((2, 4), 5), "positions": np.array([2**20, 2**20 + 1])},  # float32 angles: 0.06 rad off
     ],
     {
         "the rotation goes the wrong way: a' = a cos - b sin, b' = a sin + b cos": _clockwise,
@@ -86,11 +112,14 @@ EXERCISE = Exercise(
         "form the angles in float64: float32 angles lose accuracy as positions grow (up to 0.06 radians at position 2**20)": _float32,
     },
     atol=1e-8,
+    answers=(_COMPLEX,),
     hidden=_hidden,
+    args=ROPE_ARGS,
+    boundaries=_boundaries(800),
+    precision="form the angles in float64",
     properties={
         "a rotation keeps the length of every pair (x[2i], x[2i+1]); your output changes some of them": _pair_lengths_changed,
     },
-    hides=("posenc.rope:apply_rope", "posenc.rope:rope_angles"),
     label="ex-ch08-rope",
 )
 

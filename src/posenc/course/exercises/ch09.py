@@ -5,6 +5,7 @@ import numpy as np
 from ... import analysis, rope
 from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
+from ..inputs import Real, Whole
 
 
 def turns_within_context(head_dim, base, context_length):
@@ -35,6 +36,12 @@ def _hidden(rng):
     ]
 
 
+_WAVELENGTHS = """
+def my_turns(head_dim, base, context_length):
+    wavelength = 2 * np.pi * base ** (np.arange(0, head_dim, 2) / head_dim)
+    return context_length / wavelength
+"""
+
 EXERCISE = Exercise(
     "turns_within_context",
     "my_turns(head_dim, base, context_length)",
@@ -49,9 +56,14 @@ EXERCISE = Exercise(
         "that is each pair's wavelength (tokens per turn); turns = context length / wavelength": _wavelength,
         "turns = context_length * theta_j / (2 pi); you divided by theta_j": _inverted,
     },
+    answers=(_WAVELENGTHS,),
     hidden=_hidden,
-    hides=("posenc.analysis:rotations_within_context",),
     label="ex-ch09-turns",
+    args={"head_dim": Whole(), "base": Real(), "context_length": Whole()},
+    boundaries=[
+        {"head_dim": 6, "base": 500000.0, "context_length": 131072},  # three pairs, a long context
+        {"head_dim": 128, "base": 10000.0, "context_length": 4096},
+    ],
 )
 
 

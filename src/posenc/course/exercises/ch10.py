@@ -5,6 +5,7 @@ import numpy as np
 from ... import scaling
 from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
+from ..inputs import Real, Whole
 
 
 def ntk_base(base, factor, head_dim):
@@ -35,6 +36,11 @@ def _hidden(rng):
     ]
 
 
+_EXP_LOG = """
+def my_ntk_base(base, factor, head_dim):
+    return float(base * math.exp(math.log(factor) * head_dim / (head_dim - 2)))
+"""
+
 EXERCISE = Exercise(
     "ntk_base",
     "my_ntk_base(base, factor, head_dim)",
@@ -52,9 +58,14 @@ EXERCISE = Exercise(
     },
     rtol=1e-10,
     returns="float",
+    answers=(_EXP_LOG,),
     hidden=_hidden,
-    hides=("posenc.scaling:ntk_scaled_base",),
     label="ex-ch10-ntk-base",
+    args={"base": Real(), "factor": Real(), "head_dim": Whole()},
+    boundaries=[
+        {"base": 10000.0, "factor": 2.5, "head_dim": 6},  # a fractional factor, three pairs
+        {"base": 10.0, "factor": 1.0001, "head_dim": 256},  # barely any extension
+    ],
 )
 
 
