@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from posenc.course import EXERCISES
-from posenc.course.mutants import mutate, mutants, run_exercise
+from posenc.course.mutants import mutants, mutate, run_exercise
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = 6  # mutants per exercise (seeded): about 100 in all
