@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from posenc.course.data import ACTIVITIES, POINTS, activities_for_chapter, suggested_assignments
+from posenc.course.data import ACTIVITIES, POINTS, Activity, activities_for_chapter, suggested_assignments
 from posenc.course.engine import Exercise
 from posenc.course.exercises import CHAPTERS as MODULES
 from posenc.course.exercises import EXERCISES
@@ -119,3 +119,18 @@ def test_each_chapter_module_lists_every_exercise_it_defines():
         assert defined == listed, f"ch{chapter}: an Exercise that is not in ACTIVITIES (or the reverse)"
         assert all(a.chapter == chapter for a in module.ACTIVITIES)
     assert list(EXERCISES) == [a.check for a in ACTIVITIES.values() if a.check]
+
+
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda: Activity("ex-ch01-x", "essay", 10, rubric=("a",)), "kind must be one of"),
+        (lambda: Activity("chapter-one", "prediction", 10, rubric=("a",)), "label must look like"),
+        (lambda: Activity("ex-ch01-x", "prediction", 0, rubric=("a",)), "minutes must be a positive"),
+        (lambda: Activity("ex-ch01-x", "prediction", 10), "a rubric"),
+        (lambda: Activity("ex-ch01-x", "implementation", 10, rubric=("a",)), "has a checker"),
+    ],
+)
+def test_a_badly_declared_activity_is_refused_with_a_reason(make, words):
+    with pytest.raises(ValueError, match=words):
+        make()

@@ -91,3 +91,11 @@ def test_the_returns_named_in_the_text_agree_with_the_spec():
         text = words(exercise_text(exercise))
         names_numpy = re.search(r"\b[Rr]eturn(s|ing)? a NumPy array\b", text) is not None
         assert names_numpy == (exercise.returns == "ndarray"), exercise.name
+
+
+def test_the_contract_command_prints_the_sentence_to_paste():
+    import subprocess
+    import sys
+
+    ran = subprocess.run([sys.executable, "-m", "posenc.course", "contract", "rope"], capture_output=True, text=True)
+    assert ran.returncode == 0 and words(ran.stdout) == words(EXERCISES["rope"].contract())

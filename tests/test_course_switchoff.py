@@ -158,14 +158,24 @@ def test_a_helper_module_of_the_students_own_does_not_help(tmp_path, monkeypatch
     assert result.status == "failed" and "posenc.absolute.sinusoidal" in result.message
 
 
-def test_turning_the_trace_off_is_caught():
-    f = student("""
+@pytest.mark.parametrize(
+    "sabotage",
+    [
+        "sys.settrace(None)",
+        "code = posenc.sinusoidal.__code__; "
+        "sys._posenc_switch_off_state.allowed = frozenset([(code.co_filename, code.co_qualname)])",
+        "sys._posenc_switch_off_state.helpers.add(posenc.sinusoidal.__code__)",
+        "sys._posenc_switch_off_state.active = False",
+    ],
+)
+def test_turning_the_switch_off_off_is_caught(sabotage):
+    f = student(f"""
         def f(n_positions, d_model, base=10000.0):
-            sys.settrace(None)
+            {sabotage}
             return posenc.sinusoidal(n_positions, d_model, base)
         """)
     result = check("sinusoidal", f)
-    assert result.status == "failed" and "sys.settrace" in result.message
+    assert result.status == "failed" and ("sys.settrace" in result.message or "switched off" in result.message)
 
 
 # a sibling that computes the same thing: a more general kernel, a batched variant, a derived quantity

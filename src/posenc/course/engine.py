@@ -34,32 +34,36 @@ boundary cases, their forms and reruns.
 
 Declaring an exercise (a new chapter's ``course/exercises/chNN.py``)
 ----------------------------------------------------------------------
-One module per chapter holds the chapter's coursework. For an implementation exercise:
+One module per chapter holds the chapter's coursework; adding an exercise touches the chapter's
+notebook and that module (plus its tests), nothing else.
 
-1. Write the task in the notebook (an ``{exercise}`` directive with a ``:label:``), a solution
-   cell tagged ``solution`` (the model answer, which the mutation test mutates), and a check
-   cell ``exercises.check("name", my_function)``.
-2. In ``chNN.py`` declare ``Exercise(name, signature, reference, cases, mistakes, ...)``:
-   ``reference`` is a posenc function (or a thin wrapper around one) with the signature's
-   parameter names; ``cases`` the examples the text promises (dicts of keyword arguments);
+1. In the notebook: the task (an ``{exercise}`` directive with a ``:label:``), a solution cell
+   tagged ``solution`` (the model answer, which the mutation test mutates; NumPy, no posenc
+   beyond the allowed helpers), and a check cell ``exercises.check("name", my_function)``.
+2. In ``chNN.py``, ``Exercise(name, signature, reference, cases, mistakes, ...)``:
+   ``reference`` is a posenc function (or a thin wrapper) taking the signature's parameter names;
+   ``cases`` the examples the text promises (dicts of keyword arguments);
    ``args`` an :class:`~posenc.course.inputs.Arg` per parameter (``Whole()``, ``Real()``,
-   ``Wholes()``, ``Reals()``, ``Numbers()``, ``Mapping(about=...)``) with the forms the text
-   allows; ``boundaries`` the edge cases the text implies (first and last of a range, length 1,
-   odd and even widths, fractional factors that truncate, values on and between the branch
-   points the text names, the largest positions, float16-sensitive positions); ``hidden(rng)``
-   random cases over the whole domain, and ``domain(kwargs)`` if some inputs the reference
-   accepts lie outside what the text describes; ``allowed`` the posenc helpers the task lets
-   the student call (shown in the text); ``returns`` ("array", "ndarray" only if the text says
-   "NumPy array", or "float"); ``rtol``/``atol`` and ``precision`` (what the text says about
-   precision) or a ``tolerance`` hook; ``mistakes`` (hint -> a model of the wrong function).
-3. List it in the module's ``ACTIVITIES`` with ``implementation(EXERCISE, minutes=...)``
-   (and the chapter's predictions and investigations with their rubrics).
-4. Paste :meth:`Exercise.contract` (the "*Checked with:*" sentence) into the task text: a test
-   compares them.
-5. Run ``python -m posenc.course mutants --exercise name``: every mutant of the model answer
-   that is not equivalent must be killed. A survivor names a case to add (a boundary, a form).
-   Add a test in ``tests/test_course_mistakes.py`` for each named hint (a hint no test
-   reproduces fails the suite).
+   ``Wholes()``, ``Reals()``, ``Numbers()``, ``Mapping(about=...)``; ``forms=`` what the text
+   allows, ``vary=`` how to change it for a rerun when the default does not fit);
+   ``boundaries`` the edge cases the text implies (first and last of a range, length 1, odd and
+   even widths, fractional factors that truncate, values on and between the branch points the
+   text names, the largest positions, float16-sensitive positions);
+   ``hidden(rng)`` random cases over the whole domain, and ``domain(kwargs)`` if the reference
+   accepts inputs the text does not describe;
+   ``allowed`` the posenc helpers the task lets the student call (everything else in posenc is
+   switched off); ``returns`` ("array"; "ndarray" only if the text says "NumPy array"; "float");
+   ``rtol``/``atol`` and ``precision`` (what the text says about precision) or a ``tolerance``
+   hook; ``mistakes`` (hint -> a model of the wrong function) and other detectors;
+   ``answers`` more correct solutions in other styles (loops, bisection, torch), mutated too.
+3. List it in the module's ``ACTIVITIES`` with ``implementation(EXERCISE, minutes=...)``, beside
+   the chapter's predictions and investigations (``prediction(label, minutes, *rubric)``, ...).
+4. Paste ``python -m posenc.course contract NAME`` (the "*Checked with:*" sentence that
+   :meth:`Exercise.contract` writes) at the end of the task text: a test compares them.
+5. Run ``python -m posenc.course mutants --exercise NAME``: every mutant that is not equivalent
+   must be killed; a survivor's report names the input that shows it (add a boundary or a
+   form). Each named hint needs a test that reproduces its mistake (``tests/test_course_mistakes.py``);
+   the suite fails on a hint no test earns, and runs a seeded sample of every exercise's mutants.
 """
 
 from __future__ import annotations
@@ -98,6 +102,8 @@ DEFAULT_TIMEOUT = 5.0
 #: Seconds the checker's own work on one case (reference, diagnosis) may take in the child.
 _OWN_TIMEOUT = 120.0
 _MAX_OUTPUT = 20_000
+#: Cases with at most this many numbers in and out are run again (forms, reruns, shuffled order).
+_SMALL = 20_000
 #: Whether posenc is switched off while a student's function runs (tests of the references turn it off).
 SWITCH_OFF = True
 
@@ -312,11 +318,11 @@ def _plan(exercise: Exercise, seed: int | None) -> list[Case]:
         if outside:
             raise ValueError(f"{exercise.name}: a declared case lies outside the domain: {outside[0].kwargs}")
         base = [c for c in base if exercise.domain(c.kwargs)]
-    small = []
+    small = []  # cases cheap enough to run again: by size, not by time, so that the plan is reproducible
     for case in base:
-        start = time.perf_counter()
-        _Reference.call(exercise, case.kwargs)  # a case the reference refuses is a bug of the exercise
-        if time.perf_counter() - start < 0.02:
+        answer = _Reference.call(exercise, case.kwargs)  # a case the reference refuses is a bug of the exercise
+        inputs = sum(np.size(v) for v in case.kwargs.values() if isinstance(v, np.ndarray | list))
+        if answer.size + inputs <= _SMALL:
             small.append(case)
     small = small or base[:1]
     plan = list(base)
@@ -676,8 +682,13 @@ def _judge(exercise: Exercise, function, case: Case, number: int, total: int, no
             checked=failed,
         )
     if window.tampered:
-        return CheckResult(name, "failed", f"{where}: your function turned off the checker's tracing (sys.settrace)",
-                           hint="leave sys.settrace alone; the checker uses it to switch posenc off", checked=failed)
+        return CheckResult(
+            name,
+            "failed",
+            f"{where}: your function turned off the checker's tracing (sys.settrace) or changed its settings",
+            hint="leave sys.settrace and the checker's state alone; the checker uses them to switch posenc off",
+            checked=failed,
+        )
     if isinstance(error, NotImplementedError):
         return CheckResult(name, "not attempted", f"replace the `raise NotImplementedError` in {exercise.signature}")
     if isinstance(error, SystemExit):

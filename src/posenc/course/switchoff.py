@@ -116,7 +116,7 @@ def _message(name: str) -> str:
 
 
 def _tracer(frame, event, arg):
-    if event != "call" or not STATE.active:
+    if event != "call":  # (installed only while a window is open; it reads no flag a student could clear)
         return None
     code = frame.f_code
     if not _is_posenc(code) or _permitted(code, frame):
@@ -161,6 +161,7 @@ def window(exercise: str, allowed=(), enabled: bool = True):
         return
     STATE.allowed, STATE.allowed_names = _allowed_codes(allowed), tuple(allowed)
     STATE.exercise, STATE.violation, STATE.active = exercise, None, True
+    settings = (STATE.allowed, frozenset(STATE.helpers))
     previous = sys.gettrace()
     threading.settrace(_tracer)
     sys.settrace(_tracer)
@@ -172,6 +173,7 @@ def window(exercise: str, allowed=(), enabled: bool = True):
         threading.settrace(None)
         STATE.active = False
         outcome.violation = STATE.violation
-        # the tracer unsets itself when it raises; otherwise it must still be there
-        outcome.tampered = STATE.violation is None and still is not _tracer
+        # the tracer unsets itself when it raises; otherwise it must still be there, with its settings
+        changed = settings != (STATE.allowed, frozenset(STATE.helpers))
+        outcome.tampered = (STATE.violation is None and still is not _tracer) or changed
         STATE.violation = None
