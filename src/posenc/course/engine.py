@@ -69,15 +69,10 @@ notebook and that module (plus its tests), nothing else.
 from __future__ import annotations
 
 import contextlib
-import html
 import inspect
-import io
 import math
-import numbers
 import os
 import sys
-import threading
-import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -85,7 +80,22 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import switchoff
-from .inputs import FORMS, Arg, form_label, materialize, snapshot, unchanged
+from .inputs import FORMS, Arg, materialize, snapshot
+from .isolation import run_forked, run_threaded
+from .judging import (
+    WrongType,
+    call_student,
+    close,
+    coerce,
+    diagnose,
+    differs,
+    dtype_hint,
+    first_difference,
+    reference_value,
+    show,
+    tolerances,
+)
+from .results import CheckResult
 from .switchoff import HiddenFunctionError
 
 __all__ = [
@@ -99,59 +109,12 @@ __all__ = [
 
 #: Seconds a student's function may take on one case (``POSENC_CHECK_TIMEOUT`` overrides it).
 DEFAULT_TIMEOUT = 5.0
-#: Seconds the checker's own work on one case (reference, diagnosis) may take in the child.
-_OWN_TIMEOUT = 120.0
-_MAX_OUTPUT = 20_000
 #: Cases with at most this many numbers in and out are run again (forms, reruns, shuffled order).
 _SMALL = 20_000
 #: Whether posenc is switched off while a student's function runs (tests of the references turn it off).
 SWITCH_OFF = True
 
-_HEADS = {
-    "passed": "Correct",
-    "failed": "Not yet",
-    "not attempted": "Not attempted yet",
-    "error": "Your function raised an error",
-    "timed out": "Time limit reached",
-    "exited": "Your function tried to end the program",
-}
 _WRITE_IT = "write the computation yourself (NumPy is fine); posenc's version is the answer key"
-
-
-@dataclass
-class CheckResult:
-    """The outcome of a check.
-
-    ``status`` is "passed", "failed", "not attempted", "error", "timed out" or "exited";
-    ``passed`` (and ``bool(result)``) is true only for "passed".
-    """
-
-    exercise: str
-    status: str
-    message: str
-    hint: str | None = None
-    checked: int = 0
-
-    @property
-    def passed(self) -> bool:
-        return self.status == "passed"
-
-    def __bool__(self) -> bool:
-        return self.passed
-
-    def __str__(self) -> str:
-        text = f"[{self.exercise}] {_HEADS.get(self.status, self.status)}: {self.message}"
-        return text + (f"\nHint: {self.hint}" if self.hint else "")
-
-    __repr__ = __str__
-
-    def _repr_html_(self) -> str:
-        colour = "#009E73" if self.passed else "#0072B2" if self.status == "not attempted" else "#D55E00"
-        lines = html.escape(str(self)).replace("\n", "<br>")
-        return (
-            f'<div style="border-left:4px solid {colour};padding:.3em .8em;margin:.3em 0">'
-            f"<code style='white-space:pre-wrap'>{lines}</code></div>"
-        )
 
 
 @dataclass
@@ -290,26 +253,6 @@ class Exercise:
         return text + "."
 
 
-class _Reference:
-    """The reference's answer for a case, as a float array (NumPy or torch results alike)."""
-
-    @staticmethod
-    def call(exercise: Exercise, kwargs: dict) -> np.ndarray:
-        return _as_array(exercise.reference(**{k: materialize(v, None) for k, v in kwargs.items()}))
-
-
-def _as_array(value) -> np.ndarray:
-    if hasattr(value, "detach"):
-        import torch
-
-        value = value.detach().cpu().to(torch.float64).numpy()
-    return np.asarray(value, dtype=float)
-
-
-def _differs(a: np.ndarray, b: np.ndarray) -> bool:
-    return a.shape != b.shape or not np.allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True)
-
-
 def _plan(exercise: Exercise, seed: int | None) -> list[Case]:
     base = exercise._base(seed)
     rng = np.random.default_rng([0 if seed is None else int(seed) + 1, zlib.crc32(exercise.name.encode()), 7])
@@ -320,7 +263,7 @@ def _plan(exercise: Exercise, seed: int | None) -> list[Case]:
         base = [c for c in base if exercise.domain(c.kwargs)]
     small = []  # cases cheap enough to run again: by size, not by time, so that the plan is reproducible
     for case in base:
-        answer = _Reference.call(exercise, case.kwargs)  # a case the reference refuses is a bug of the exercise
+        answer = reference_value(exercise, case.kwargs)  # a case the reference refuses is a bug of the exercise
         inputs = sum(np.size(v) for v in case.kwargs.values() if isinstance(v, np.ndarray | list))
         if answer.size + inputs <= _SMALL:
             small.append(case)
@@ -339,16 +282,16 @@ def _plan(exercise: Exercise, seed: int | None) -> list[Case]:
         if not pool:
             continue
         case = pool[(index + int(rng.integers(len(pool)))) % len(pool)]
-        before = _Reference.call(exercise, case.kwargs)
+        before = reference_value(exercise, case.kwargs)
         for candidate in arg.variants(case.kwargs[name], rng):
             changed = {**case.kwargs, name: candidate}
             if exercise.domain is not None and not exercise.domain(changed):
                 continue
             try:
-                after = _Reference.call(exercise, changed)
+                after = reference_value(exercise, changed)
             except Exception:
                 continue
-            if _differs(before, after):
+            if differs(before, after):
                 plan += [Case(case.kwargs, {}, "rerun", case.hint), Case(changed, {}, "changed", case.hint)]
                 break
     # the same cases again, in another order
@@ -383,265 +326,12 @@ def _timeout(timeout: float | None) -> float:
     return value
 
 
-# --- showing values --------------------------------------------------------------------------------
-def _show_value(value) -> str:
-    if hasattr(value, "detach") or isinstance(value, np.ndarray):
-        array = _as_array(value) if hasattr(value, "detach") else np.asarray(value)
-        if array.ndim == 0:
-            return repr(array.item())
-        if array.size <= 12:
-            text = np.array2string(array, separator=", ", precision=6, threshold=12).replace("\n", "")
-        else:
-            text = f"<array of shape {array.shape}>"
-        return f"{text} ({form_label(value)})"
-    if isinstance(value, np.generic):
-        return f"{value.item()!r} ({form_label(value)})"
-    if isinstance(value, list) and len(str(value)) > 120:
-        return f"<list of {len(value)}>"
-    return repr(value)
-
-
-def _show(kwargs: dict) -> str:
-    return ", ".join(f"{key}={_show_value(value)}" for key, value in kwargs.items())
-
-
-# --- reading and judging the return value ----------------------------------------------------------
-@dataclass
-class _Returned:
-    """What the student's function returned, read into plain NumPy inside the window."""
-
-    kind: str  # none, text, bool, number, array, strings, other, unreadable
-    type_name: str
-    dtype: str = ""
-    array: np.ndarray | None = None
-    error: str = ""
-
-
-@switchoff.window_helper
-def _read(raw) -> _Returned:
-    """The returned value as a float (or complex) NumPy array, read while posenc is still switched off."""
-    kind = type(raw).__name__
-    try:
-        if raw is None:
-            return _Returned("none", kind)
-        if isinstance(raw, str | bytes):
-            return _Returned("text", kind, array=np.asarray([repr(raw)]))
-        if isinstance(raw, bool | np.bool_):
-            return _Returned("bool", kind)
-        if hasattr(raw, "detach") and hasattr(raw, "dtype"):
-            import torch
-
-            tensor = raw.detach().cpu()
-            target = torch.complex128 if tensor.is_complex() else torch.float64
-            return _Returned("array", "tensor", str(tensor.dtype).replace("torch.", ""), tensor.to(target).numpy())
-        if isinstance(raw, numbers.Number | np.generic):
-            array = np.asarray(raw)
-            target = complex if array.dtype.kind == "c" else float
-            return _Returned("number", kind, str(array.dtype), array.astype(target))
-        array = np.asarray(raw)
-        if array.dtype.kind in "US" or (
-            array.dtype.kind == "O" and array.size and all(isinstance(v, str) for v in array.ravel())
-        ):
-            return _Returned("strings", kind, str(array.dtype))
-        if array.dtype.kind == "c":
-            return _Returned("array", kind, str(array.dtype), array.astype(complex))
-        return _Returned("array", kind, str(array.dtype), array.astype(float))
-    except Exception as error:
-        return _Returned("unreadable", kind, error=f"{type(error).__name__}: {error}")
-
-
-@switchoff.window_helper
-def _call(function, given: dict, before: dict):
-    """Run the student's function; read its answer and check its inputs, all inside the window."""
-    raw = function(**given)
-    returned = _read(raw)
-    changed = [k for k in given if not unchanged(before[k], given[k])]
-    return returned, changed
-
-
-class _Wrong(Exception):
-    """A return value of the wrong type or shape: message and hint."""
-
-    def __init__(self, message: str, hint: str | None = None):
-        super().__init__(message)
-        self.message, self.hint = message, hint
-
-
-def _text_hint(exercise: Exercise) -> str:
-    if exercise.binary:
-        return (
-            "your bits are the characters '0' and '1' (text, e.g. from format(p, 'b') or bin(p)), "
-            "not the numbers 0 and 1: compute them with arithmetic, (p >> j) & 1"
-        )
-    return "return numbers, not text: drop the formatting (f-strings, str(), round-to-text)"
-
-
-_COMPLEX = (
-    "it returned complex numbers; the answer is real",
-    "the sum of e^{i k w} is complex: the dot product is its real part (.real), the sum of the cosines",
-)
-
-
-def _coerce(exercise: Exercise, value: _Returned, expected: np.ndarray) -> np.ndarray:
-    """The student's value as a float array, or :class:`_Wrong` saying why it is not acceptable."""
-    kind = value.type_name
-    wanted = "a number" if exercise.returns == "float" else "an array of numbers"
-    if value.kind == "unreadable":
-        raise _Wrong(
-            f"the checker could not read the {kind} it returned as numbers ({value.error})",
-            "return a NumPy array (or a number) of plain floats",
-        )
-    if value.kind == "none":
-        raise _Wrong("it returned None", "end your function with `return` and the result")
-    if value.kind == "text":
-        raise _Wrong(f"it returned the string {value.array[0]}, not {wanted}", _text_hint(exercise))
-    if value.kind == "strings":
-        raise _Wrong(f"it returned a {kind} of strings, not an array of numbers", _text_hint(exercise))
-    if value.kind == "bool":
-        raise _Wrong(f"it returned a {kind}, not a number", "return the value as a number")
-    if value.array is not None and value.array.dtype.kind == "c":
-        raise _Wrong(*_COMPLEX)
-    if exercise.returns == "float":
-        one = value.kind == "array" and value.array.size == 1 and kind in ("ndarray", "tensor")
-        if value.kind == "number" or one:
-            return value.array.reshape(())
-        raise _Wrong(f"it returned a {kind}, not one number", "return one float, e.g. float(value)")
-    if value.kind == "other":
-        raise _Wrong(f"it returned a {kind}, not an array of numbers", "return a NumPy array")
-    if exercise.returns == "ndarray" and kind != "ndarray":
-        hint = "return tensor.numpy()" if kind == "tensor" else "wrap the result in np.array(...)"
-        raise _Wrong(f"it returned a {kind}; the exercise asks for a NumPy array", hint)
-    got = value.array
-    if got.shape != expected.shape:
-        raise _Wrong(f"it returned shape {got.shape}, expected shape {expected.shape}")
-    if exercise.binary and got.size and not np.isin(got, (0.0, 1.0)).all():
-        raise _Wrong("it returned values other than 0 and 1", "each entry is one bit: 0 or 1")
-    return got
-
-
-def _tolerances(exercise: Exercise, value: _Returned, kwargs: dict, expected: np.ndarray):
-    rtol, atol = exercise.rtol, exercise.atol
-    if value.dtype == "float32":  # a float32 result (angles in float64, say) is fine to float32 rounding
-        scale = max(1.0, float(np.max(np.abs(expected), initial=0)))
-        rtol, atol = max(rtol, 2e-6), max(atol, 2e-6 * scale)
-    if exercise.tolerance is not None:
-        atol = atol + np.asarray(exercise.tolerance(kwargs, expected), dtype=float)
-    return rtol, atol
-
-
-def _close(got, expected, rtol, atol) -> bool:
-    return got.shape == expected.shape and bool(np.all(np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)))
-
-
-def _first_difference(got: np.ndarray, expected: np.ndarray, rtol, atol) -> str:
-    wrong = ~np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
-    index = tuple(int(i) for i in np.argwhere(wrong)[0])
-    where = f"at index {index}" if index else "the value"
-    count = f" ({int(wrong.sum())} of {wrong.size} entries differ)" if wrong.size > 1 else ""
-    return f"{where}: expected {expected[index]:.10g}, got {got[index]:.10g}{count}"
-
-
-# --- diagnosis -------------------------------------------------------------------------------------
-_LOW = {"float16": "float16 (about 3 significant digits; whole numbers exact only up to 2048)",
-        "bfloat16": "bfloat16 (about 2 significant digits; whole numbers exact only up to 256)"}
-
-
-def _dtype_hint(value: _Returned) -> str | None:
-    if value.dtype in _LOW:
-        return (
-            f"your result is {_LOW[value.dtype]}: compute in float64 (or at least float32) and return that; "
-            "the checker compares to the tolerance the task states"
-        )
-    return None
-
-
-def _rounded(value, dtype: str):
-    import torch
-
-    tensor = torch.as_tensor(np.asarray(value, dtype=np.float64))
-    rounded = tensor.to(getattr(torch, dtype)).to(torch.float64).numpy()
-    return rounded.item() if np.ndim(value) == 0 else rounded
-
-
-def _rounding_hint(exercise: Exercise, kwargs: dict, got: np.ndarray, expected: np.ndarray) -> str | None:
-    """An input rounded to float16 or bfloat16 (positions built in the activations' dtype, say)."""
-    error = float(np.max(np.abs(got - expected), initial=0))
-    for name, arg in exercise.args.items():
-        if arg.kind not in ("Wholes", "Reals", "Numbers", "Real") or name not in kwargs:
-            continue
-        value = np.asarray(kwargs[name], dtype=float)
-        if np.max(np.abs(value), initial=0) > 65504 and not np.all(np.isfinite(got)) and np.all(np.isfinite(expected)):
-            return (
-                f"your answer has inf or NaN where the answer is finite: `{name}` holds values above 65504, "
-                f"which overflow {_LOW['float16']}: form `{name}` in float64 (np.asarray(..., dtype=np.float64))"
-            )
-        for dtype in ("float16", "bfloat16"):
-            rounded = _rounded(kwargs[name], dtype)
-            if np.array_equal(rounded, np.asarray(kwargs[name], dtype=float)):
-                continue
-            try:
-                model = _Reference.call(exercise, {**kwargs, name: rounded})
-            except Exception:
-                continue
-            if model.shape == got.shape and float(np.max(np.abs(got - model), initial=0)) < 0.05 * error:
-                return (
-                    f"your answer is the right one for `{name}` rounded to {_LOW[dtype]}: form `{name}` in "
-                    "float64 (np.asarray(..., dtype=np.float64)), not in the dtype of other inputs or activations"
-                )
-    return None
-
-
-def _half_precision_hint(got: np.ndarray, expected: np.ndarray) -> str | None:
-    """Right to about 3 significant digits everywhere: a step in float16 or bfloat16 (x, positions, angles)."""
-    scale = max(1.0, float(np.max(np.abs(expected), initial=0)))
-    error = float(np.max(np.abs(got - expected), initial=0)) / scale
-    if np.all(np.isfinite(got)) and 2e-4 <= error <= 2e-2:
-        digits = round(-math.log10(error))
-        return (
-            f"your answer agrees with posenc to only about {digits} significant digits, the precision of float16 "
-            "or bfloat16: some step of your computation runs in one of them (an input, the positions, the angles, "
-            "cos and sin); keep every step in a wider float type"
-        )
-    return None
-
-
-def _diagnose(exercise: Exercise, case: Case, value: _Returned, got: np.ndarray, expected: np.ndarray) -> str | None:
-    """The hint for a wrong answer of the right type and shape, or None when it is not recognised."""
-    kwargs = case.kwargs
-    hint = _dtype_hint(value)
-    if hint:
-        return hint
-    for hint, detected in exercise.detectors.items():
-        with contextlib.suppress(Exception):
-            if detected(kwargs, got, expected):
-                return hint
-    for hint, mistake in exercise.mistakes.items():
-        try:
-            wrong = _as_array(mistake(**{k: materialize(v, None) for k, v in kwargs.items()}))
-        except Exception:
-            continue
-        # looser than grading: a mistake written in float32 still matches its model
-        if wrong.shape == got.shape and np.allclose(got, wrong, rtol=1e-5, atol=1e-6, equal_nan=True):
-            if not _close(wrong, expected, exercise.rtol, exercise.atol):  # the model is wrong here
-                return hint
-    hint = _rounding_hint(exercise, kwargs, got, expected) or _half_precision_hint(got, expected)
-    if hint:
-        return hint
-    for statement, violated in exercise.properties.items():
-        with contextlib.suppress(Exception):
-            if violated(kwargs, got):
-                return statement
-    if case.precision and np.all(np.isfinite(got)) and np.max(np.abs(got - expected)) < 0.2:
-        return case.precision
-    return None
-
-
 # --- one check -------------------------------------------------------------------------------------
 def _passed_posenc(exercise: Exercise, function) -> CheckResult | None:
     code = getattr(function, "__code__", None)
-    if code is None or not switchoff._is_posenc(code) or not SWITCH_OFF:
+    if code is None or not switchoff.is_posenc(code) or not SWITCH_OFF:
         return None
-    if (code.co_filename, code.co_qualname) in switchoff._allowed_codes(exercise.allowed):
+    if (code.co_filename, code.co_qualname) in switchoff.allowed_codes(exercise.allowed):
         return None
     return CheckResult(
         exercise.name,
@@ -657,13 +347,13 @@ def _judge(exercise: Exercise, function, case: Case, number: int, total: int, no
     name = exercise.name
     given = {k: materialize(v, case.forms.get(k)) for k, v in case.kwargs.items()}
     before = {k: snapshot(v) for k, v in given.items()}
-    where = f"check {number} of {total}, input {_show(given)}"
-    notify(("call", number, _show(given)))
+    where = f"check {number} of {total}, input {show(given)}"
+    notify(("call", number, show(given)))
     error = None
     try:
         with switchoff.window(name, exercise.allowed, enabled=SWITCH_OFF) as window:
             try:
-                value, changed = _call(function, given, before)
+                value, changed = call_student(function, given, before)
             except BaseException as raised:  # judged below, once the window is closed
                 if isinstance(raised, KeyboardInterrupt):
                     raise
@@ -717,30 +407,30 @@ def _judge(exercise: Exercise, function, case: Case, number: int, total: int, no
             "(x * 2 instead of x *= 2; no assignment into x[...]; no out= pointing at an input)",
             checked=failed,
         )
-    expected = _Reference.call(exercise, case.kwargs)
+    expected = reference_value(exercise, case.kwargs)
     try:
-        got = _coerce(exercise, value, expected)
-    except _Wrong as wrong:
+        got = coerce(exercise, value, expected)
+    except WrongType as wrong:
         hint = wrong.hint
         if hint is None and value.array is not None:
-            hint = _dtype_hint(value)
+            hint = dtype_hint(value)
             for h, detected in exercise.detectors.items():
                 with contextlib.suppress(Exception):
                     if hint is None and detected(case.kwargs, value.array, expected):
                         hint = h
         return CheckResult(name, "failed", f"{where}: {wrong.message}", hint=hint, checked=failed)
-    rtol, atol = _tolerances(exercise, value, case.kwargs, expected)
-    if _close(got, expected, rtol, atol):
+    rtol, atol = tolerances(exercise, value, case.kwargs, expected)
+    if close(got, expected, rtol, atol):
         return None
     try:
-        hint = _diagnose(exercise, case, value, got, expected)
+        hint = diagnose(exercise, case, value, got, expected)
     except Exception:  # a diagnosis that fails must not hide the failing input
         hint = None
-    detail = _first_difference(got, expected, rtol, atol)
+    detail = first_difference(got, expected, rtol, atol)
     return CheckResult(name, "failed", f"{where}: {detail}", hint=hint, checked=failed)
 
 
-def _run_cases(exercise: Exercise, function, cases: list[Case], notify: Callable) -> CheckResult:
+def run_cases(exercise: Exercise, function, cases: list[Case], notify: Callable) -> CheckResult:
     """Call ``function`` on every case and judge it (runs in the child, or in-process)."""
     passed_own = _passed_posenc(exercise, function)
     if passed_own is not None:
@@ -760,108 +450,6 @@ def _matches(predicate, kwargs, error) -> bool:
         return False
 
 
-# --- isolation and time limits ---------------------------------------------------------------------
-def _timed_out(exercise: Exercise, number: int, total: int, shown: str, limit: float) -> CheckResult:
-    return CheckResult(
-        exercise.name,
-        "timed out",
-        f"check {number} of {total}, input {shown}: your function did not return within {limit:g} seconds, "
-        "so the check stopped it",
-        hint="look for a loop that never ends (a while whose condition never changes), or a loop over far "
-        "more values than needed; set POSENC_CHECK_TIMEOUT to allow more time",
-        checked=number - 1,
-    )
-
-
-def _run_forked(exercise, function, cases, limit) -> tuple[CheckResult, str]:
-    import multiprocessing.connection as mpc
-
-    reader, writer = mpc.Pipe(duplex=False)
-    pid = os.fork()
-    if pid == 0:  # the child: run, report, and leave without running anything of the parent's
-        status = 0
-        try:
-            reader.close()
-            if "torch" in sys.modules:  # torch's OpenMP pool does not survive a fork
-                sys.modules["torch"].set_num_threads(1)
-            buffer = io.StringIO()
-            sys.stdout = sys.stderr = buffer
-            result = _run_cases(exercise, function, cases, writer.send)
-            writer.send(("result", result, buffer.getvalue()[-_MAX_OUTPUT:]))
-        except BaseException as error:  # anything at all must end in os._exit
-            with contextlib.suppress(BaseException):
-                writer.send(("crash", f"{type(error).__name__}: {error}", ""))
-            status = 1
-        finally:
-            os._exit(status)
-    writer.close()
-    number, shown, deadline = 0, "", time.monotonic() + _OWN_TIMEOUT
-    student_running = False
-    try:
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not reader.poll(remaining):
-                if student_running:
-                    return _timed_out(exercise, number, len(cases), shown, limit), ""
-                return CheckResult(exercise.name, "error", "the checker itself ran out of time", checked=number), ""
-            try:
-                message = reader.recv()
-            except (EOFError, OSError):
-                return (
-                    CheckResult(
-                        exercise.name,
-                        "exited",
-                        f"check {number} of {len(cases)}, input {shown}: the process running your function ended "
-                        "without an answer (os._exit, a crash of the interpreter, or it was killed)",
-                        hint="return the result; do not end the process",
-                        checked=max(number - 1, 0),
-                    ),
-                    "",
-                )
-            if message[0] == "call":
-                _, number, shown = message
-                student_running, deadline = True, time.monotonic() + limit
-            elif message[0] == "returned":
-                student_running, deadline = False, time.monotonic() + _OWN_TIMEOUT
-            elif message[0] == "result":
-                return message[1], message[2]
-            else:  # "crash": the checker itself failed
-                return CheckResult(exercise.name, "error", f"the checker failed: {message[1]}", checked=number), ""
-    finally:
-        reader.close()
-        with contextlib.suppress(ProcessLookupError, ChildProcessError):
-            os.kill(pid, 9)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, 0)
-
-
-def _run_threaded(exercise, function, cases, limit) -> tuple[CheckResult, str]:
-    """Fallback without fork: a daemon thread; a function that never returns is left running."""
-    progress = {"number": 0, "shown": "", "deadline": None}
-    outcome: list = []
-
-    def notify(message):
-        if message[0] == "call":
-            progress.update(number=message[1], shown=message[2], deadline=time.monotonic() + limit)
-        elif message[0] == "returned":
-            progress["deadline"] = None
-
-    def target():
-        try:
-            outcome.append(_run_cases(exercise, function, cases, notify))
-        except BaseException as error:
-            outcome.append(CheckResult(exercise.name, "error", f"the checker failed: {error}"))
-
-    worker = threading.Thread(target=target, daemon=True)
-    worker.start()
-    while worker.is_alive():
-        worker.join(0.05)
-        deadline = progress["deadline"]
-        if deadline is not None and time.monotonic() > deadline and worker.is_alive():
-            return _timed_out(exercise, progress["number"], len(cases), progress["shown"], limit), ""
-    return outcome[0], ""
-
-
 def run_check(
     exercise: Exercise, function, *, seed: int | None = None, timeout: float | None = None, quiet: bool = False
 ) -> CheckResult:
@@ -872,9 +460,9 @@ def run_check(
     limit = _timeout(timeout)
     mode = os.environ.get("POSENC_CHECK_ISOLATION", "fork")
     if mode == "fork" and hasattr(os, "fork"):
-        result, printed = _run_forked(exercise, function, cases, limit)
+        result, printed = run_forked(exercise, function, cases, limit, run_cases)
     else:
-        result, printed = _run_threaded(exercise, function, cases, limit)
+        result, printed = run_threaded(exercise, function, cases, limit, run_cases)
     if printed and not quiet:
         sys.stdout.write(printed)
     return result
@@ -888,7 +476,7 @@ def reference_calls(exercise: Exercise) -> list[str]:
     for module in [posenc, *(m for n, m in sys.modules.items() if n.startswith("posenc.") and m is not None)]:
         for attr in getattr(module, "__all__", []):
             obj = getattr(module, attr, None)
-            if inspect.isfunction(obj) and switchoff._is_posenc(obj.__code__):
+            if inspect.isfunction(obj) and switchoff.is_posenc(obj.__code__):
                 public.setdefault(obj.__code__, f"posenc.{attr}" if module is posenc else f"{module.__name__}.{attr}")
     seen: dict[str, None] = {}
 
@@ -900,7 +488,7 @@ def reference_calls(exercise: Exercise) -> list[str]:
     sys.setprofile(profile)
     try:
         for case in exercise.cases:
-            _Reference.call(exercise, {k: v for k, v in case.items() if not k.startswith("_")})
+            reference_value(exercise, {k: v for k, v in case.items() if not k.startswith("_")})
     finally:
         sys.setprofile(previous)
     return list(seen)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -267,7 +267,6 @@ class Arg:
     forms: tuple[str, ...] = ()
     vary: Callable | None = None
     about: str | None = None
-    extra: tuple = field(default=())  # reserved for a kind's own settings
 
     def __post_init__(self):
         unknown = [f for f in self.forms if f not in FORMS]

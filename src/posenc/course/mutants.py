@@ -46,6 +46,7 @@ import numpy as np
 
 from . import engine
 from .engine import Case, Exercise
+from .isolation import run_forked
 
 __all__ = ["Mutant", "Report", "answers", "main_report", "model_answer", "mutate", "mutants", "run_exercise"]
 
@@ -537,7 +538,7 @@ def run_exercise(
             mutant.grading = _run(exercise, function, GRADING_SEED, timeout)
             if mutant.grading.passed:
                 large = large if large is not None else _large_set(exercise)
-                outcome, _ = engine._run_forked(exercise, function, large, timeout)
+                outcome, _ = run_forked(exercise, function, large, timeout, engine.run_cases)
                 mutant.equivalent = outcome.passed
                 mutant.survived = None if outcome.passed else outcome
         report.mutants.append(mutant)

@@ -31,7 +31,16 @@ import sys
 import threading
 from dataclasses import dataclass, field
 
-__all__ = ["HiddenFunctionError", "STATE", "public_name", "why", "window", "window_helper"]
+__all__ = [
+    "HiddenFunctionError",
+    "STATE",
+    "allowed_codes",
+    "is_posenc",
+    "public_name",
+    "why",
+    "window",
+    "window_helper",
+]
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../posenc
 _PREFIX = _ROOT + os.sep
@@ -80,7 +89,7 @@ def window_helper(function):
     return function
 
 
-def _is_posenc(code) -> bool:
+def is_posenc(code) -> bool:
     return code.co_filename.startswith(_PREFIX) and code.co_filename != _OWN_FILE
 
 
@@ -94,7 +103,7 @@ def _permitted(code, frame) -> bool:
         outer = caller.f_code
         if outer in STATE.helpers:  # the checker's frame that called the student's code: look no further
             return False
-        if _is_posenc(outer) and (
+        if is_posenc(outer) and (
             (outer.co_filename, outer.co_qualname) in STATE.allowed or outer.co_name == "<module>"
         ):
             return True
@@ -119,7 +128,7 @@ def _tracer(frame, event, arg):
     if event != "call":  # (installed only while a window is open; it reads no flag a student could clear)
         return None
     code = frame.f_code
-    if not _is_posenc(code) or _permitted(code, frame):
+    if not is_posenc(code) or _permitted(code, frame):
         return None
     name = public_name(code)
     if STATE.violation is None:
@@ -127,7 +136,7 @@ def _tracer(frame, event, arg):
     raise HiddenFunctionError(_message(name))
 
 
-def _allowed_codes(names) -> frozenset:
+def allowed_codes(names) -> frozenset:
     """(file, qualname) of each allowed helper (``"posenc.rope_inv_freq"``) and of its methods."""
     import importlib
 
@@ -159,7 +168,7 @@ def window(exercise: str, allowed=(), enabled: bool = True):
     if not enabled:
         yield outcome
         return
-    STATE.allowed, STATE.allowed_names = _allowed_codes(allowed), tuple(allowed)
+    STATE.allowed, STATE.allowed_names = allowed_codes(allowed), tuple(allowed)
     STATE.exercise, STATE.violation, STATE.active = exercise, None, True
     settings = (STATE.allowed, frozenset(STATE.helpers))
     previous = sys.gettrace()
