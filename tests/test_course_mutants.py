@@ -112,18 +112,17 @@ def test_the_public_run_kills_most_mutants(reports):
     assert public >= 0.9 * len(live), (public, len(live))
 
 
-def test_the_command_reports_per_exercise_and_refuses_an_unknown_name():
-    import subprocess
-    import sys
+def test_the_command_reports_per_exercise_and_refuses_an_unknown_name(capsys):
+    from posenc.course.__main__ import main
 
-    command = [sys.executable, "-m", "posenc.course", "mutants", "--chapters", str(ROOT / "chapters")]
-    ran = subprocess.run([*command, "--exercise", "yarn_temperature"], capture_output=True, text=True, cwd=ROOT)
-    assert ran.returncode == 0, ran.stderr
-    header, _, row = ran.stdout.splitlines()[:3]
+    command = ["mutants", "--chapters", str(ROOT / "chapters")]
+    assert main([*command, "--exercise", "yarn_temperature"]) == 0
+    header, _, row = capsys.readouterr().out.splitlines()[:3]
     assert "generated | equivalent | killed public | killed grading | survived" in header
     cells = [c.strip() for c in row.strip("|").split("|")]
     generated, equivalent, public, grading, survived = map(int, cells[1:6])
     assert cells[0] == "yarn_temperature" and survived == 0
     assert generated == equivalent + public + grading + survived >= 10
-    unknown = subprocess.run([*command, "--exercise", "nope"], capture_output=True, text=True, cwd=ROOT)
-    assert unknown.returncode == 1 and len(unknown.stderr.strip().splitlines()) == 1 and "nope" in unknown.stderr
+    assert main([*command, "--exercise", "nope"]) == 1
+    error = capsys.readouterr().err
+    assert len(error.strip().splitlines()) == 1 and "no exercise called 'nope'" in error

@@ -93,9 +93,9 @@ def test_the_returns_named_in_the_text_agree_with_the_spec():
         assert names_numpy == (exercise.returns == "ndarray"), exercise.name
 
 
-def test_the_contract_command_prints_the_sentence_to_paste():
-    import subprocess
-    import sys
+def test_the_contract_command_prints_the_sentence_to_paste(capsys):
+    from posenc.course.__main__ import main
 
-    ran = subprocess.run([sys.executable, "-m", "posenc.course", "contract", "rope"], capture_output=True, text=True)
-    assert ran.returncode == 0 and words(ran.stdout) == words(EXERCISES["rope"].contract())
+    assert main(["contract", "rope"]) == 0
+    assert words(capsys.readouterr().out) == words(EXERCISES["rope"].contract())
+    assert main(["contract", "nope"]) == 1 and "no exercise called 'nope'" in capsys.readouterr().err
