@@ -74,7 +74,8 @@ class Explorer:
         the artists that depend on the controls and returns them (or ``None`` for a
         full redraw).
     controls : dict
-        Name -> :func:`slider` or :func:`choice`; the names are ``update``'s keywords.
+        Name -> :func:`~posenc.book.controls.slider` or :func:`~posenc.book.controls.choice`; the
+        names are ``update``'s keywords.
     animate : str
         The main control: the website's play button steps through it.
     alt : str or callable
