@@ -57,7 +57,7 @@ from .biases import (
     t5_bucket_matrix,
     t5_relative_bucket,
 )
-from .config import attention_temperature_scale, from_config, logn_attention_scale
+from .config import attention_temperature_scale, from_config, llama_4_scaling_query_scale, logn_attention_scale
 from .models import MODELS
 from .multimodal import (
     apply_axial_rope,
@@ -161,6 +161,7 @@ __all__ = [
     "from_config",
     "logn_attention_scale",
     "attention_temperature_scale",
+    "llama_4_scaling_query_scale",
     "MODELS",
     # quoted results (chapter 15)
     "load_paper_results",

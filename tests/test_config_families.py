@@ -1,0 +1,140 @@
+"""posenc's family rules against the reference library, family by family and layer by layer.
+
+For every language-model family of ``transformers`` 5.23 with rotary positions: a small config dict
+(``model_type`` plus small sizes; everything else left to the class defaults) is read by
+:func:`posenc.from_config`, and the library's own tiny model of the same dict runs one forward pass
+(:mod:`family_trace`). Which layers rotate, and what each rotating layer does to a random query
+(frequencies, attention factor, layout, rotated width; float32 in the library, so the tolerance grows
+with the position), must agree. The class-default table is checked against the library too.
+"""
+
+import numpy as np
+import pytest
+import torch
+from family_trace import compare, small_config
+
+import posenc
+from posenc._family_defaults import TABLE
+
+#: Families with rotary positions that are not language models read by from_config, and why.
+NOT_LANGUAGE_MODELS = {
+    # vision towers and image/video encoders (2-D RoPE on patches): from_config reads the language model
+    **dict.fromkeys(
+        [
+            "cohere_compass_vision",
+            "deepseek_ocr2_encoder",
+            "edgetam_video",
+            "efficientloftr",
+            "eomt_dinov3",
+            "ernie4_5_vl_moe_vision",
+            "exaone4_5_vision",
+            "gemma4_vision",
+            "glm4v_moe_vision",
+            "glm4v_vision",
+            "glm5_next_vision",
+            "glm_ocr_vision",
+            "inkling2_vision",
+            "kimi_k25_vision",
+            "lfm3_vl_vision",
+            "llama4_vision_model",
+            "minimax_m3_vl_vision",
+            "mlcd",
+            "mlcd_vision_model",
+            "muse_glimmer_vision",
+            "muse_spark_vision",
+            "paddleocr_vl_vision",
+            "pe_video_encoder",
+            "pe_audio_video_encoder",
+            "pixtral",
+            "qwen2_5_omni_vision_encoder",
+            "qwen2_5_vl_vision",
+            "qwen2_vl_vision",
+            "qwen3_5_moe_vision",
+            "qwen3_5_vision",
+            "qwen3_omni_moe_vision_encoder",
+            "qwen3_vl_moe_vision",
+            "qwen3_vl_vision",
+            "qwen4_exp_vision",
+            "sam2_video",
+            "sam3_tracker_video",
+            "sam3_vit_model",
+            "step3p5_vision",
+            "video_llama_3_vision",
+            "dots3_note_vision_encoder",
+        ],
+        "vision encoder",
+    ),
+    # audio encoders, codecs and speech models (positions over audio frames)
+    **dict.fromkeys(
+        [
+            "dots3_note_audio_encoder",
+            "glmasr_encoder",
+            "gradium_phonon_tts",
+            "kyutai_speech_to_text",
+            "lasr_encoder",
+            "mimi",
+            "mimi_decoder",
+            "mimi_encoder",
+            "moonshine",
+            "moonshine_streaming",
+            "moshi",
+            "musicflamingo",
+            "nemotron3_5_transcribe_asr_audio",
+            "nemotron3_5_transcribe_word_timestamp",
+            "nemotron3_diarization_audio",
+            "neucodec",
+            "pe_audio_encoder",
+            "pocket_tts",
+            "pocket_tts_audio_tokenizer",
+            "pocket_tts_audio_tokenizer_decoder",
+            "pocket_tts_audio_tokenizer_encoder",
+            "qwen2_5_omni_dit",
+            "qwen2_5_omni_talker",
+            "qwen3_omni_moe_talker_code_predictor",
+            "qwen3_omni_moe_talker_text",
+            "voxtral_realtime_encoder",
+            "xcodec2",
+            "csm",
+            "csm_depth_decoder_model",
+            "dia_decoder",
+            "dia_encoder",
+            "higgs_audio_v2",
+        ],
+        "audio or speech model",
+    ),
+    **dict.fromkeys(["esmc", "evolla", "EvollaModel"], "protein language model"),
+    "timesfm2_5": "time-series model",
+    "muse_glimmer_assistant": "diffusion head of an image model",
+}
+
+
+def language_families() -> list[str]:
+    return sorted(t for t in TABLE if t not in NOT_LANGUAGE_MODELS)
+
+
+def test_the_family_table_is_the_reference_librarys_class_defaults():
+    from transformers_families import family_defaults
+
+    assert family_defaults() == TABLE
+
+
+def test_every_family_with_rotary_positions_is_listed():
+    # every configuration class with rope_parameters is in the table, as a language model or excluded with a reason
+    assert set(NOT_LANGUAGE_MODELS) <= set(TABLE) | {"EvollaModel"}
+    assert len(language_families()) >= 150
+
+
+@pytest.mark.parametrize("model_type", language_families())
+def test_family_layer_by_layer(model_type):
+    torch.manual_seed(0)
+    problems = compare(small_config(model_type))
+    assert not problems, "\n".join(problems)
+
+
+def test_an_unknown_model_type_is_read_generically_with_a_note():
+    config = {"model_type": "not_a_family", "num_hidden_layers": 2, "head_dim": 8, "rope_theta": 100.0}
+    layers = posenc.from_config(config)
+    assert layers.family == "generic" and "not_a_family" in layers.note and "generically" in layers.note
+    np.testing.assert_allclose(layers[0].inv_freq, posenc.rope_inv_freq(8, 100.0))
+    known = posenc.from_config({"model_type": "llama", "num_hidden_layers": 2, "head_dim": 8, "rope_theta": 100.0})
+    assert known.note is None
