@@ -400,7 +400,8 @@ def _llama4_types(config, given):
 
 def _gemma4_types(config, given):
     """Gemma 4: 5 sliding : 1 full when not given, and the last layer is always full attention."""
-    types = list(given) if given is not None else every_kth("full_attention", "sliding_attention", None, 6)(config)
+    k = int(config.get("_pattern", 6))
+    types = list(given) if given is not None else every_kth("full_attention", "sliding_attention", None, k)(config)
     if types:
         types[-1] = "full_attention"
     return types
@@ -484,6 +485,12 @@ def _rope_interleave(config) -> str:
 def _direction_reversed(config, i, layer_type, params):
     """NanoChat's ``rotate_half`` returns ``cat(x2, -x1)``: every pair turns the other way."""
     return {"direction": -1}
+
+
+def _rotates_unless_no_rope_every_4th(config, i, layer_type) -> bool:
+    """Mistral Large 4: ``no_rope_layers`` (1 = RoPE), else NoPE every ``no_rope_layer_interval`` (default 4)."""
+    flags = no_rope_flags({**config, "no_rope_layer_interval": config.get("no_rope_layer_interval", 4)})
+    return flags[i]
 
 
 _GEMMA_LIKE = ("rope_theta", "rope_local_base_freq")
@@ -691,7 +698,7 @@ _register(
     Family(
         source=_modeling("mistral_large4", "only qk_rope_head_dim rotates, interleaved; NoPE every 4th layer"),
         head_dim=field_head_dim("qk_rope_head_dim"),
-        rotates=rotates_unless_no_rope,
+        rotates=_rotates_unless_no_rope_every_4th,
         extras=_combine(_deepseek_softmax, _query_scale_llama_4_beta),
         layout=interleaved,
     ),
@@ -703,7 +710,7 @@ _register(
         extras=_query_scale_llama_4_beta,
     ),
 )
-for _name in ("ernie4_5", "ernie4_5_moe", "glm", "glm4", "helium"):
+for _name in ("ernie4_5", "ernie4_5_moe", "glm", "glm4", "helium", "openai_privacy_filter"):
     _register([_name], Family(source=_modeling(_name, "rotate_half pairs (2j, 2j+1)"), layout=interleaved))
 _register(["nanochat"], Family(source=_modeling("nanochat", "rotate_half = cat(x2, -x1)"), extras=_direction_reversed))
 _register(
@@ -737,6 +744,45 @@ for _name, _section, _interleaved, _layout in (
             mrope=(_section, _interleaved, _layout),
         ),
     )
+for _name, _layout in (("glm4v_text", "interleaved"), ("glm4v_moe_text", "half"), ("glm_image_text", "half"),
+                      ("glm_ocr_text", "interleaved")):
+    _register(
+        [_name],
+        Family(
+            source=_modeling(_name.removesuffix("_text"), "M-RoPE sections, default [8, 12, 12]"),
+            mrope=((8, 12, 12), False, _layout),
+            layout=(lambda c, _l=_layout: _l),
+        ),
+    )
+_register(
+    ["embedding_gemma2_text"],
+    Family(
+        source=_configuration("embedding_gemma2", "sliding_window_pattern 6, last layer full; global_head_dim 512"),
+        layer_types=lambda c, given: _gemma4_types({**c, "_pattern": c.get("sliding_window_pattern", 6)}, given),
+        head_dim=_gemma4_head_dim,
+        extras=_window,
+    ),
+)
+_register(
+    ["neomme"],
+    Family(
+        source=_configuration("neomme", "layer i full when (i + 1) % 6 == 0 or it is the last"),
+        layer_types=_pattern(
+            lambda c: [
+                "full_attention" if (i + 1) % 6 == 0 or i == n_layers(c) - 1 else "sliding_attention"
+                for i in range(n_layers(c))
+            ]
+        ),
+        extras=_window,
+    ),
+)
+_register(
+    ["ultrabert"],
+    Family(
+        source=_configuration("ultrabert", "layer i full when (i + 1) % 3 == 0"),
+        layer_types=_pattern(every_kth("full_attention", "sliding_attention", None, 3)),
+    ),
+)
 _register(
     ["minimax"],
     Family(

@@ -197,12 +197,19 @@ def _describe(layer) -> str:
     if not layer.rope:
         parts.append("attention without rotation (NoPE)")
     else:
-        dims = (
-            f"all {layer.rotary_dim} dims"
-            if layer.rotary_dim == layer.head_dim
-            else f"{layer.rotary_dim} of {layer.head_dim} dims"
-        )
-        line = f"RoPE on {dims}, base {_g(layer.base)}, {_method(layer)}"
+        if layer.rope_type == "proportional":
+            turning = int(np.count_nonzero(layer.inv_freq))
+            dims = f"{2 * turning} of {layer.head_dim} dims (p-RoPE"
+            line = f"RoPE on {dims}: the other pairs keep speed 0), base {_g(layer.base)}"
+            if layer.scaling.get("factor", 1.0) != 1.0:
+                line += f", every speed divided by {_g(layer.scaling['factor'])}"
+        else:
+            dims = (
+                f"all {layer.rotary_dim} dims"
+                if layer.rotary_dim == layer.head_dim
+                else f"{layer.rotary_dim} of {layer.head_dim} dims"
+            )
+            line = f"RoPE on {dims}, base {_g(layer.base)}, {_method(layer)}"
         if layer.attention_factor != 1.0:
             line += f", attention factor {layer.attention_factor:.4g}"
         if layer.layout != "half":
@@ -242,6 +249,17 @@ def _indices_text(indices: list[int], n: int) -> str:
         step = steps.pop()
         return f"layers {indices[0]}, {indices[1]}, ..., {indices[-1]} (every {_ordinal(step)})"
     return "layers " + ", ".join(str(i) for i in indices)
+
+
+def _group_text(group: LayerGroup, e: "Explanation") -> str:
+    """The layers of a group; "the other N layers" when listing them would be long and the rest is regular."""
+    indices = list(group.layers)
+    text = _indices_text(indices, e.n_layers)
+    if len(indices) > 8 and "every" not in text and "-" not in text.split()[-1]:
+        others = [g for g in e.groups if g is not group]
+        if all("every" in _indices_text(list(g.layers), e.n_layers) or len(g.layers) == 1 for g in others):
+            return f"the other {len(indices)} layers"
+    return text
 
 
 def _ordinal(k: int) -> str:
@@ -343,7 +361,13 @@ def _traps(raw: Mapping, layers, rotations) -> list[str]:
                     f"{layer.rope_type}: no original_max_position_embeddings, so the trained length L is taken to be "
                     f"max_position_embeddings ({_g(length)}); the factor then counts from there"
                 )
-            elif max_pos and length and factor != 1 and not math.isclose(factor * length, max_pos, rel_tol=1e-9):
+            elif (
+                layer.rope_type != "llama3"  # Llama 3's factor is not max / L by design (Llama 3.1: 8, 131072 / 8192)
+                and max_pos
+                and length
+                and factor != 1
+                and not math.isclose(factor * length, max_pos, rel_tol=1e-9)
+            ):
                 warnings.append(
                     f"{layer.rope_type}: factor s = {_g(factor)} but max_position_embeddings / L = "
                     f"{_g(max_pos)} / {_g(length)} = {_g(max_pos / length)}: the speeds are set for "
@@ -464,10 +488,10 @@ def format_text(explanation: Explanation) -> str:
     lines.append("")
     lines.append("Layers")
     for group in e.groups:
-        lines.append(f"  {_indices_text(list(group.layers), e.n_layers)}: {group.description}")
+        lines.append(f"  {_group_text(group, e)}: {group.description}")
     for name, r in e.rotations.items():
         lines.append("")
-        lines.append(f"Rotation of the {name} layers: {r.rotary_dim // 2} pairs")
+        lines.append(f"Rotation of the {name} layers: {r.rotary_dim // 2} pairs, base {_g(r.base)}")
         finite = np.isfinite(r.wavelengths)
         fastest = r.wavelengths[0]
         lines.append(f"  fastest pair: wavelength {fastest:.4g} tokens")
