@@ -224,15 +224,17 @@ class ModelLayers(list):
     ``model_type`` is the config's (the language model's, for a multimodal config), ``family`` the rules
     used ("generic" where the family has none of its own), ``nested`` the path of the language model's
     config inside the one given (e.g. "text_config"; "" at the top level), ``note`` one line when the
-    ``model_type`` is unknown (read generically), else None.
+    ``model_type`` is unknown (read generically), else None, and ``config`` the language model's config
+    with the class defaults filled in (read-only), e.g. ``config["max_position_embeddings"]``.
     """
 
-    def __init__(self, layers, model_type=None, family="generic", nested="", note=None):
+    def __init__(self, layers, model_type=None, family="generic", nested="", note=None, config=None):
         super().__init__(layers)
         self.model_type = model_type
         self.family = family
         self.nested = nested
         self.note = note
+        self.config = MappingProxyType(dict(config or {}))
 
 
 # --- reading the config ------------------------------------------------------------------------
@@ -586,4 +588,4 @@ def from_config(config, seq_len: int | None = None) -> ModelLayers:
                 **extras,
             )
         )
-    return ModelLayers(result, reading.model_type, reading.family, nested, reading.note)
+    return ModelLayers(result, reading.model_type, reading.family, nested, reading.note, reading.config)

@@ -438,24 +438,24 @@ def explain(config, seq_len: int | None = None) -> Explanation:
     """What a model does with positions, layer by layer, read from its config (see the module docstring)."""
     layers = from_config(config, seq_len=seq_len)
     raw, _ = text_config(config.config if hasattr(config, "scheme") else config)
-    extended = raw.get("max_position_embeddings")
+    extended = layers.config.get("max_position_embeddings")
     signatures: dict[str, list[int]] = {}
     rotation_of: dict[str, str] = {}
-    rotations: dict[str, RotationSummary] = {}
+    first_of: dict[str, object] = {}
+    types_of: dict[str, list[str]] = {}
     for layer in layers:
         description = _describe(layer)
         signatures.setdefault(description, []).append(layer.layer)
         if layer.rope:
             key = _rotation_key(layer)
-            if key not in rotations:
-                name = (
-                    f"{layer.layer_type}"
-                    if not any(r.rope_type == layer.rope_type for r in rotations.values())
-                    else key
-                )
-                name = layer.layer_type if layer.layer_type not in rotations else f"{layer.layer_type}-{len(rotations)}"
-                rotations[key] = _summary(name, layer, extended)
+            first_of.setdefault(key, layer)
+            if layer.layer_type not in types_of.setdefault(key, []):
+                types_of[key].append(layer.layer_type)
             rotation_of[description] = key
+    rotations: dict[str, RotationSummary] = {}
+    for key, layer in first_of.items():
+        name = "rotating" if len(first_of) == 1 else " and ".join(types_of[key])
+        rotations[key] = _summary(name, layer, extended)
     groups = []
     for description, indices in sorted(signatures.items(), key=lambda item: item[1][0]):
         key = rotation_of.get(description)
@@ -471,7 +471,7 @@ def explain(config, seq_len: int | None = None) -> Explanation:
         n_layers=len(layers),
         groups=groups,
         rotations=by_name,
-        warnings=_traps(raw, layers, by_name),
+        warnings=_traps({**layers.config, **raw}, layers, by_name),
         notes=notes,
     )
 
@@ -481,7 +481,12 @@ def format_text(explanation: Explanation) -> str:
     e = explanation
     lines = []
     what = e.model_type or "a config without model_type"
-    rules = "its family's rules" if e.family != "generic" else "the generic reading"
+    if e.family != "generic":
+        rules = "its family's rules"
+    elif e.notes and "generically" in e.notes[0]:
+        rules = "the generic reading"
+    else:
+        rules = "the generic reading (the family needs no rules of its own)"
     lines.append(f"{what}: {e.n_layers} layers, read with {rules}")
     for note in e.notes:
         lines.append(f"note: {note}")
@@ -491,7 +496,8 @@ def format_text(explanation: Explanation) -> str:
         lines.append(f"  {_group_text(group, e)}: {group.description}")
     for name, r in e.rotations.items():
         lines.append("")
-        lines.append(f"Rotation of the {name} layers: {r.rotary_dim // 2} pairs, base {_g(r.base)}")
+        whose = "every rotating layer" if name == "rotating" else f"the {name} layers"
+        lines.append(f"Rotation of {whose}: {r.rotary_dim // 2} pairs, base {_g(r.base)}")
         finite = np.isfinite(r.wavelengths)
         fastest = r.wavelengths[0]
         lines.append(f"  fastest pair: wavelength {fastest:.4g} tokens")
