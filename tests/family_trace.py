@@ -12,10 +12,10 @@ layer does to a query, which the tests compare with :func:`posenc.apply_rope` on
 from __future__ import annotations
 
 import contextlib
-import math
 import importlib
 import inspect
 import logging
+import math
 import sys
 import warnings
 
@@ -186,7 +186,9 @@ def build_model(config):
             model = _model_class(config)._from_config(config, dtype=torch.get_default_dtype())
         size = sum(p.numel() for p in model.parameters()) + sum(b.numel() for b in model.buffers())
         if size > MAX_ELEMENTS:
-            raise MemoryError(f"the tiny model of {type(config).__name__} would hold {size:,} numbers; shrink its config")
+            raise MemoryError(
+                f"the tiny model of {type(config).__name__} would hold {size:,} numbers; shrink its config"
+            )
         model.to_empty(device="cpu")
         with torch.no_grad():
             for parameter in model.parameters():

@@ -111,10 +111,13 @@ NOT_LANGUAGE_MODELS = {
 #: Small-config settings a family's classes need to run at all (the class defaults alone do not fit together).
 OVERRIDES = {
     # GLM-4V's text classes: the default mrope_section [8, 12, 12] covers the 32 pairs of half a 128-wide head
-    **dict.fromkeys(
-        ["glm4v_text", "glm4v_moe_text", "glm_image_text"],
-        {"head_dim": 128, "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5}},
-    ),
+    **{
+        name: {
+            "head_dim": 128,
+            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5},
+        }
+        for name in ("glm4v_text", "glm4v_moe_text", "glm_image_text")
+    },
 }
 
 #: Language-model families whose layers posenc does not yet read as the reference library runs them (or whose

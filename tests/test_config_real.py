@@ -121,5 +121,7 @@ def test_explain_reads_every_stored_config_and_agrees_with_from_config(name):
             assert not first.rope
             continue
         rotation = explanation.rotations[group.rotation]
-        np.testing.assert_allclose(rotation.wavelengths[first.inv_freq > 0], 2 * np.pi / first.inv_freq[first.inv_freq > 0])
+        np.testing.assert_allclose(
+            rotation.wavelengths[first.inv_freq > 0], 2 * np.pi / first.inv_freq[first.inv_freq > 0]
+        )
         assert rotation.rotary_dim == first.rotary_dim and rotation.attention_factor == first.attention_factor

@@ -1,4 +1,4 @@
-"""``python -m posenc explain CONFIG``: its numbers are from_config's, its bands and warnings by hand, bad input one line."""
+"""``python -m posenc explain CONFIG``: from_config's numbers, bands and warnings by hand, bad input in one line."""
 
 import json
 import math

@@ -127,7 +127,9 @@ def test_qwen1_logn_and_bases_by_hand():
     layers = posenc.from_config(posenc.MODELS["Qwen (QWenLMHeadModel, 2048 hidden, 24 layers)"])
     for layer in layers:
         np.testing.assert_allclose(layer.inv_freq, 10000.0 ** (-np.arange(0, 128, 2) / 128), rtol=1e-15)
-        np.testing.assert_allclose(layer.query_scale([8191, 8192, 16383]), [1.0, math.log(8193, 8192), math.log(16384, 8192)])
+        np.testing.assert_allclose(
+            layer.query_scale([8191, 8192, 16383]), [1.0, math.log(8193, 8192), math.log(16384, 8192)]
+        )
 
 
 def test_layer_patterns_of_the_zoo():
@@ -135,7 +137,11 @@ def test_layer_patterns_of_the_zoo():
     assert [layer.layer for layer in scout if not layer.rope] == list(range(3, 48, 4))
     for layer in scout:
         if layer.rope:  # chunked local attention with RoPE, pairs (2j, 2j+1) as Meta's complex form
-            assert (layer.layer_type, layer.attention_chunk_size, layer.layout) == ("chunked_attention", 8192, "interleaved")
+            assert (layer.layer_type, layer.attention_chunk_size, layer.layout) == (
+                "chunked_attention",
+                8192,
+                "interleaved",
+            )
             assert layer.temperature_tuning is None
         else:  # global attention without positions, queries scaled
             assert (layer.layer_type, layer.attention_chunk_size) == ("full_attention", None)

@@ -65,9 +65,11 @@ PROBE_THETA = 1234.5
 def _strip(rope: dict, partial) -> dict:
     """The default rope parameters without what the config's own rope_theta / the class's partial default supply."""
     rope = copy.deepcopy(rope)
-    nested = [v for v in rope.values() if isinstance(v, dict)] if all(
-        isinstance(v, dict) or v is None for v in rope.values()
-    ) else [rope]
+    nested = (
+        [v for v in rope.values() if isinstance(v, dict)]
+        if all(isinstance(v, dict) or v is None for v in rope.values())
+        else [rope]
+    )
     for params in nested:
         if params.get("rope_theta") == PROBE_THETA:
             del params["rope_theta"]
@@ -148,8 +150,9 @@ def write(path: Path = OUTPUT) -> None:
     header = (
         '"""Class defaults of the reference library\'s configuration classes, per model_type (generated data).\n\n'
         f"Written by ``python tests/transformers_families.py`` from transformers {transformers.__version__}: for each\n"
-        "``configuration_*.py`` class with rotary positions, the defaults of the fields posenc reads, ``default_theta``,\n"
-        "``default_rope_type``, the standardized default ``rope_parameters`` and the ``partial_rotary_factor`` the\n"
+        "``configuration_*.py`` class with rotary positions, the defaults of the fields posenc reads,\n"
+        "``default_theta``, ``default_rope_type``, the standardized default ``rope_parameters`` and the\n"
+        "``partial_rotary_factor`` the\n"
         "class fills in. ``tests/test_config_families.py`` checks it against the installed library.\n"
         '"""\n\n'
         f"TRANSFORMERS_VERSION = {transformers.__version__!r}\n\n"

@@ -1,12 +1,13 @@
 """How each model family reads its config, layer by layer: defaults, layer patterns, which layers rotate.
 
-A ``config.json`` means what its model's code does with it. :func:`read_family` maps a config to one
-:class:`LayerPlan` per layer (what mixes the tokens there, which rope parameters it rotates with, if any,
+A ``config.json`` means what its model's code does with it. :func:`posenc.config_families.read_family` maps a
+config to one
+``LayerPlan`` per layer (what mixes the tokens there, which rope parameters it rotates with, if any,
 the head size the rotation sees, per-layer facts such as query scales) and the rope parameters per key,
 following the reference library (``transformers`` 5.23) for the config's ``model_type``:
 
 * **class defaults**: a field the config leaves out takes the configuration class's default, read from
-  :data:`posenc._family_defaults.TABLE` (generated from the library's ``configuration_*.py`` classes and
+  ``posenc._family_defaults.TABLE`` (generated from the library's ``configuration_*.py`` classes and
   checked against them by the tests);
 * **the generic reading**: what the library's base classes do (``PreTrainedConfig`` and
   ``RotaryEmbeddingConfigMixin.convert_rope_params_to_dict`` / ``standardize_rope_params`` in
@@ -16,7 +17,7 @@ following the reference library (``transformers`` 5.23) for the config's ``model
   the rope parameters' own; rope parameters nested by layer type are read per type (an entry ``null``:
   those layers do not rotate); every softmax-attention layer rotates, with ``head_dim`` (else
   ``hidden_size // num_attention_heads``);
-* **family rules** (:data:`FAMILIES`): what a family's ``modeling_*.py`` / ``configuration_*.py`` do
+* **family rules** (``FAMILIES``): what a family's ``modeling_*.py`` / ``configuration_*.py`` do
   differently, each naming its file: the layer pattern a config without ``layer_types`` gets, attention
   layers that skip the rotation (NoPE), layers that are linear attention, convolution, state space or
   cross-attention (no positions), legacy fields, the head size that rotates, M-RoPE, query scales.
@@ -72,7 +73,7 @@ class LayerPlan:
 
 @dataclass(frozen=True)
 class FamilyReading:
-    """What :func:`read_family` found: the layers, the rope parameters per key, the config with its defaults."""
+    """What :func:`posenc.config_families.read_family` found: layers, rope parameters per key, defaults filled in."""
 
     model_type: str | None
     family: str  # which rules read it: the model_type, or "generic"
@@ -182,7 +183,7 @@ def _nested_keys(params: Mapping, layer_types) -> list[str]:
 
 
 def every_kth(full: str, other: str, key: str | None, default: int, offset: int = 1) -> Callable:
-    """Layer ``i`` is ``full`` when ``(i + offset) % k == 0``, else ``other``; ``k`` = ``config[key]`` or ``default``."""
+    """Layer ``i`` is ``full`` when ``(i + offset) % k == 0``, else ``other``; ``k = config[key]`` or ``default``."""
 
     def pattern(config):
         k = _int_field(config, key) if key and config.get(key) is not None else default
@@ -222,7 +223,7 @@ def rotates_unless_no_rope(config, i, layer_type) -> bool:
 
 
 def rotates_on_sliding_with_window(config, i, layer_type) -> bool:
-    """``self.sliding_window = config.sliding_window if sliding else None``; ``if self.sliding_window is not None: rope``."""
+    """``sliding_window = config.sliding_window if sliding else None``; RoPE ``if self.sliding_window is not None``."""
     return layer_type == "sliding_attention" and config.get("sliding_window") is not None
 
 
@@ -258,7 +259,9 @@ def legacy_nested(scaled: tuple[str, ...], full_key: str | None, local_key: str 
         source = "rope_parameters"
         if raw.get("rope_parameters") is not None:
             if not isinstance(raw["rope_parameters"], Mapping):
-                raise TypeError(f"config['rope_parameters'] must be a mapping or null, got {show_value(raw['rope_parameters'])}")
+                raise TypeError(
+                    f"config['rope_parameters'] must be a mapping or null, got {show_value(raw['rope_parameters'])}"
+                )
             params = copy.deepcopy(dict(raw["rope_parameters"]))
             if not _nested_keys(params, ("full_attention", "sliding_attention")):
                 return None  # a flat dict: the generic reading
@@ -271,7 +274,10 @@ def legacy_nested(scaled: tuple[str, ...], full_key: str | None, local_key: str 
             for kind in scaled:
                 params[kind].update(copy.deepcopy(dict(scaling)))
             source = "rope_scaling"
-        for kind, key, default in (("full_attention", full_key, full_default), ("sliding_attention", local_key, local_default)):
+        for kind, key, default in (
+            ("full_attention", full_key, full_default),
+            ("sliding_attention", local_key, local_default),
+        ):
             if params.get(kind) is None or "rope_theta" in params[kind]:
                 continue
             value = raw.get(key) if key else None
@@ -283,7 +289,7 @@ def legacy_nested(scaled: tuple[str, ...], full_key: str | None, local_key: str 
 
 
 def legacy_aliases(theta_key: str | None, partial_key: str | None, partial_default: float | None) -> Callable:
-    """GPT-NeoX's ``convert_rope_params_to_dict``: ``rotary_emb_base`` is the base, ``rotary_pct`` the partial factor."""
+    """GPT-NeoX's ``convert_rope_params_to_dict``: ``rotary_emb_base`` is the base, ``rotary_pct`` the partial."""
 
     def convert(config, raw, layer_types, entry):
         source = "rope_scaling" if raw.get("rope_scaling") else "rope_parameters"
@@ -374,7 +380,7 @@ def _logn(config, i, layer_type, params):
 
 # --- the families -----------------------------------------------------------------------------------
 
-#: model_type -> the rules that differ from the generic reading (see :class:`Family`).
+#: model_type -> the rules that differ from the generic reading (see :class:`posenc.config_families.Family`).
 FAMILIES: dict[str, Family] = {}
 
 
@@ -395,7 +401,10 @@ def _pattern(function: Callable) -> Callable:
 def _llama4_types(config, given):
     if given is not None:
         return given
-    return ["chunked_attention" if rope else "full_attention" for rope in (no_rope_flags(config) or [True] * n_layers(config))]
+    return [
+        "chunked_attention" if rope else "full_attention"
+        for rope in (no_rope_flags(config) or [True] * n_layers(config))
+    ]
 
 
 def _gemma4_types(config, given):
@@ -421,7 +430,10 @@ def _exaone_types(config, given):
         return ["full_attention"] * n_layers(config)
     pattern = config.get("sliding_window_pattern", 4)
     if isinstance(pattern, str):  # "LLLG": L local, G global, repeated
-        return ["full_attention" if pattern[i % len(pattern)] == "G" else "sliding_attention" for i in range(n_layers(config))]
+        return [
+            "full_attention" if pattern[i % len(pattern)] == "G" else "sliding_attention"
+            for i in range(n_layers(config))
+        ]
     return every_kth("full_attention", "sliding_attention", "sliding_window_pattern", 4)(config)
 
 
@@ -614,8 +626,11 @@ for _name in ("modernbert", "modernbert-decoder"):
     _register(
         [_name],
         Family(
-            source=_configuration(_name.replace("-", "_"), "global_attn_every_n_layers 3 (layer i global when i % k == 0); "
-            "global_rope_theta, local_rope_theta; rope_scaling on both"),
+            source=_configuration(
+                _name.replace("-", "_"),
+                "global_attn_every_n_layers 3 (layer i global when i % k == 0); "
+                "global_rope_theta, local_rope_theta; rope_scaling on both",
+            ),
             layer_types=_pattern(
                 every_kth("full_attention", "sliding_attention", "global_attn_every_n_layers", 3, offset=0)
             ),
@@ -667,9 +682,13 @@ _register(
         layout=interleaved,
     ),
 )
+
+
 def _mla_head_dim(config, layer_type=None):
     """Mistral 4: ``head_dim = qk_nope_head_dim + qk_rope_head_dim``; the partial factor leaves the rope part."""
-    return int(config.get("qk_nope_head_dim") or 0) + int(config.get("qk_rope_head_dim") or 0) or generic_head_dim(config)
+    return int(config.get("qk_nope_head_dim") or 0) + int(config.get("qk_rope_head_dim") or 0) or generic_head_dim(
+        config
+    )
 
 
 def _mla_partial(config, raw, layer_types, entry):
@@ -744,8 +763,12 @@ for _name, _section, _interleaved, _layout in (
             mrope=(_section, _interleaved, _layout),
         ),
     )
-for _name, _layout in (("glm4v_text", "interleaved"), ("glm4v_moe_text", "half"), ("glm_image_text", "half"),
-                      ("glm_ocr_text", "interleaved")):
+for _name, _layout in (
+    ("glm4v_text", "interleaved"),
+    ("glm4v_moe_text", "half"),
+    ("glm_image_text", "half"),
+    ("glm_ocr_text", "interleaved"),
+):
     _register(
         [_name],
         Family(
@@ -803,7 +826,9 @@ _register(
 )
 _register(
     ["olmo_hybrid"],
-    Family(source=_configuration("olmo_hybrid", "layer i full attention when i % 4 == 3"), layer_types=_olmo_hybrid_types),
+    Family(
+        source=_configuration("olmo_hybrid", "layer i full attention when i % 4 == 3"), layer_types=_olmo_hybrid_types
+    ),
 )
 _register(
     ["recurrent_gemma"],
@@ -994,7 +1019,7 @@ def text_model_type(model_type: str | None) -> str | None:
     """The family that reads a flat config: a composite type (Qwen2.5-VL's "qwen2_5_vl") means its text model's.
 
     Older multimodal configs keep the language model's fields at the top level; the reference library
-    moves them into its ``text_config`` class (:data:`posenc._family_defaults.TEXT_MODEL_TYPES`).
+    moves them into its ``text_config`` class (``posenc._family_defaults.TEXT_MODEL_TYPES``).
     """
     if model_type not in TABLE and model_type not in FAMILIES and model_type in TEXT_MODEL_TYPES:
         return TEXT_MODEL_TYPES[model_type]

@@ -11,6 +11,7 @@ command line (:mod:`posenc.__main__`).
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Mapping
@@ -242,7 +243,7 @@ def _indices_text(indices: list[int], n: int) -> str:
     """ "0-35" / "3, 7, ..., 47 (every 4th)" / "0, 2, 5"."""
     if len(indices) == 1:
         return f"layer {indices[0]}"
-    steps = {b - a for a, b in zip(indices, indices[1:], strict=False)}
+    steps = {b - a for a, b in itertools.pairwise(indices)}
     if steps == {1}:
         return f"layers {indices[0]}-{indices[-1]}"
     if len(steps) == 1 and len(indices) > 3:
@@ -251,7 +252,7 @@ def _indices_text(indices: list[int], n: int) -> str:
     return "layers " + ", ".join(str(i) for i in indices)
 
 
-def _group_text(group: LayerGroup, e: "Explanation") -> str:
+def _group_text(group: LayerGroup, e: Explanation) -> str:
     """The layers of a group; "the other N layers" when listing them would be long and the rest is regular."""
     indices = list(group.layers)
     text = _indices_text(indices, e.n_layers)
@@ -383,7 +384,7 @@ def _traps(raw: Mapping, layers, rotations) -> list[str]:
                 f"longrope: the short factors apply up to L = {_g(length)} tokens and the long ones past it; the "
                 "switch changes every speed, so keys cached with the short factors no longer match"
             )
-    for key, rotation in rotations.items():
+    for rotation in rotations.values():
         product = None
         partial = _partial_of(raw)
         if rotation.rope_type == "proportional" and partial is not None:
@@ -407,7 +408,8 @@ def _traps(raw: Mapping, layers, rotations) -> list[str]:
         )
     if raw.get("use_dynamic_ntk"):
         warnings.append(
-            "use_dynamic_ntk: Qwen-1's own dynamic NTK (remote code) is not computed here; the speeds shown are unscaled"
+            "use_dynamic_ntk: Qwen-1's own dynamic NTK (remote code) is not computed here; the speeds shown are "
+            "unscaled"
         )
     return warnings
 

@@ -921,7 +921,12 @@ _c = {
     "head_dim": 128,
     "num_hidden_layers": 36,
     "max_position_embeddings": 262144,
-    "rope_parameters": {"mrope_interleaved": True, "mrope_section": [24, 20, 20], "rope_theta": 5000000, "rope_type": "default"},
+    "rope_parameters": {
+        "mrope_interleaved": True,
+        "mrope_section": [24, 20, 20],
+        "rope_theta": 5000000,
+        "rope_type": "default",
+    },
 }
 _ZOO.append(
     _entry(
