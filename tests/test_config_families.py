@@ -8,6 +8,8 @@ For every language-model family of ``transformers`` 5.23 with rotary positions: 
 with the position), must agree. The class-default table is checked against the library too.
 """
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -194,3 +196,43 @@ def test_an_unknown_model_type_is_read_generically_with_a_note():
     np.testing.assert_allclose(layers[0].inv_freq, posenc.rope_inv_freq(8, 100.0))
     known = posenc.from_config({"model_type": "llama", "num_hidden_layers": 2, "head_dim": 8, "rope_theta": 100.0})
     assert known.note is None
+
+
+@pytest.mark.parametrize("model_type", ["deepseek_v3", "deepseek_v2", "glm4_moe_lite"])
+def test_deepseek_softmax_scale_multiplier_is_the_attention_modules(model_type):
+    # DeepSeek-style attention multiplies its softmax scale 1/sqrt(qk_head_dim) by mscale(s, mscale_all_dim)**2
+    from family_trace import build_config, trace
+
+    rope = {
+        "rope_type": "yarn",
+        "rope_theta": 10000.0,
+        "factor": 40.0,
+        "original_max_position_embeddings": 4096,
+        "mscale": 1.0,
+        "mscale_all_dim": 1.0,
+    }
+    raw = small_config(model_type, max_position_embeddings=163840, rope_parameters=rope)
+    calls = trace(build_config(raw))
+    layers = posenc.from_config(raw)
+    for call in calls:
+        attention = call["self"]
+        qk_head_dim = raw.get("qk_nope_head_dim", build_config(raw).qk_nope_head_dim) + layers[0].head_dim
+        assert attention.scaling * math.sqrt(qk_head_dim) == pytest.approx(
+            layers[call["layer"]].softmax_scale, rel=1e-12
+        )
+    assert layers[0].softmax_scale == pytest.approx((0.1 * math.log(40.0) + 1.0) ** 2, rel=1e-12)
+
+
+@pytest.mark.parametrize("model_type", ["ministral3", "mistral4"])
+def test_llama_4_scaling_query_scale_is_the_modeling_codes(model_type):
+    import importlib
+
+    module = importlib.import_module(f"transformers.models.{model_type}.modeling_{model_type}")
+    raw = small_config(model_type)
+    config = __import__("family_trace").build_config(raw)
+    beta = config.rope_parameters.get("llama_4_scaling_beta")
+    length = config.rope_parameters.get("original_max_position_embeddings")
+    positions = torch.tensor([[0, 1, length - 1, length, 2 * length, 7 * length + 5]])
+    want = module.get_llama_4_attn_scale(positions.double(), beta, length)[0, 0, :, 0].numpy()
+    for layer in posenc.from_config(raw):
+        np.testing.assert_allclose(layer.query_scale(positions[0].numpy()), want, rtol=1e-12)
