@@ -324,6 +324,8 @@ def _config_length(spec, params: dict, config: dict, field_name: str) -> int:
         return max_positions()
     # "original", as transformers' standardize_rope_params: a top-level value wins (Phi-3), then the
     # rope parameters, then max_position_embeddings
+    if config.get("original_max_position_embeddings") is not None:
+        return _integer("config['original_max_position_embeddings']", config["original_max_position_embeddings"])
     if params.get("original_max_position_embeddings") is not None:
         name = params.get("_original_field") or f"{field_name}['original_max_position_embeddings']"
         return _integer(name, params["original_max_position_embeddings"])
