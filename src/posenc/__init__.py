@@ -107,7 +107,7 @@ from .scaling import (
     yarn_softmax_scale_multiplier,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.4.0"
 
 __all__ = [
     # absolute

@@ -109,6 +109,7 @@ def setup(app):
     from .methods_table import ScalingMethodsTable
 
     app.add_directive("scaling-methods", ScalingMethodsTable)
+    app.setup_extension("posenc.book.citation")
     app.connect("builder-inited", _add_static)
     app.add_css_file("posenc-book.css")
     app.connect("html-page-context", _link_player)  # before _deduplicate_scripts copies the page's list
