@@ -104,10 +104,17 @@ def other_form(config: dict) -> dict | None:
     return None
 
 
-@pytest.mark.parametrize("name", [n for n in ROPE if posenc.MODELS[n].config["model_type"] not in REMOTE_CODE])
-def test_zoo_agrees_with_the_reference_library_in_both_forms(name):
+ZOO_WITH_REFERENCE = [n for n in ROPE if posenc.MODELS[n].config["model_type"] not in REMOTE_CODE]
+
+
+def both_forms(name):
     config = dict(posenc.MODELS[name].config)
-    forms = [config] + ([other] if (other := other_form(config)) is not None else [])
+    return config, [config] + ([other] if (other := other_form(config)) is not None else [])
+
+
+@pytest.mark.parametrize("name", ZOO_WITH_REFERENCE)
+def test_zoo_agrees_with_the_reference_library_in_both_forms(name):
+    config, forms = both_forms(name)
     want = posenc.from_config(config)
     for form in forms:
         layers = posenc.from_config(form)
@@ -118,6 +125,12 @@ def test_zoo_agrees_with_the_reference_library_in_both_forms(name):
                 inv, factor = reference[layer.layer_type if layer.layer_type in reference else None]
                 np.testing.assert_allclose(layer.inv_freq, inv, rtol=2e-6, atol=1e-30)
                 assert layer.attention_factor == pytest.approx(factor, rel=1e-6)
+
+
+@pytest.mark.parametrize("name", ZOO_WITH_REFERENCE)
+def test_zoo_layer_by_layer_against_the_reference_model_in_both_forms(name):
+    # the reference library's tiny model of the same config, traced layer by layer (slow: `make test` only)
+    for form in both_forms(name)[1]:
         problems = compare(shrink(form))
         assert not problems, "\n".join(problems)
 
