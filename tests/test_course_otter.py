@@ -5,8 +5,10 @@ tests that call the exercise's own checker (the hidden one with the course seed)
 What Otter Assign makes of a master notebook is re-implemented here from its documented rules
 (Otter Assign's notebook format: raw boundary cells; ``# BEGIN SOLUTION NO PROMPT`` ...
 ``# END SOLUTION`` regions removed, ``# BEGIN PROMPT`` strings put in their place; test cells
-and config cells removed). The export was also checked once with Otter-Grader 7.0.0 itself
-(``otter assign``, then ``otter run`` on graded submissions): see the teacher's guide.
+and config cells removed). ``make test`` does not install Otter: the check with Otter-Grader
+7.0.0 itself (``otter assign``, then ``otter run`` on a right, a wrong and a blank submission,
+compared with ``python -m posenc.course grade``) is the manual script ``tests/otter_end_to_end.py``,
+whose results are in the teacher's guide.
 """
 
 import ast
