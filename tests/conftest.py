@@ -22,11 +22,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "book"))
 ROOT = Path(__file__).resolve().parents[1]
 
 # `make check` (the contributors' quick loop) runs every test but the slow ones: those that
-# execute chapters, grade a class of notebooks, train the lab's models or time the kernels.
+# execute chapters, grade a class of notebooks, train the lab's models, build the reference library's
+# models layer by layer or time the kernels.
 # `make test` (CI) runs them all. A test marked here by its file or its name; a new slow test
 # joins by a name below or its own `@pytest.mark.slow`.
 SLOW_FILES = {"test_lab.py", "test_explorer_titles.py", "test_course_grade.py", "test_benchmarks.py"}
-SLOW_NAMES = ("notebook_runs_top_to_bottom", "lab_command_line")
+SLOW_NAMES = ("notebook_runs_top_to_bottom", "lab_command_line", "layer_by_layer")
 
 
 def pytest_collection_modifyitems(config, items):

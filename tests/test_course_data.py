@@ -134,3 +134,28 @@ def test_each_chapter_module_lists_every_exercise_it_defines():
 def test_a_badly_declared_activity_is_refused_with_a_reason(make, words):
     with pytest.raises(ValueError, match=words):
         make()
+
+
+def test_the_gpt_oss_rubric_gives_the_reference_librarys_numbers():
+    # ex-ch14-gpt-oss, rubric (b): how much rounding the ramp (truncate true) would change the blended speeds,
+    # against the speeds gpt-oss ships (truncate false) and against the rounded ones; transformers computes both
+    import numpy as np
+    from transformers import GptOssConfig
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    from posenc import MODELS
+
+    zoo = MODELS["gpt-oss-20b"].config
+    rope = {**zoo["rope_scaling"], "rope_theta": zoo["rope_theta"]}
+    assert rope["truncate"] is False  # as gpt-oss ships it
+    head = {key: zoo[key] for key in ("head_dim", "hidden_size", "num_attention_heads")}
+    speeds = {}
+    for truncate in (False, True):
+        config = GptOssConfig(**head, rope_parameters={**rope, "truncate": truncate})
+        speeds[truncate] = ROPE_INIT_FUNCTIONS["yarn"](config, "cpu")[0].double().numpy()
+    shipped = np.abs(speeds[True] / speeds[False] - 1).max()
+    rounded = np.abs(speeds[False] / speeds[True] - 1).max()
+    (activity,) = [a for a in MODULES["14"].ACTIVITIES if a.label == "ex-ch14-gpt-oss"]
+    text = " ".join(activity.rubric)
+    assert f"about {100 * shipped:.0f}% of the speeds gpt-oss ships" in text
+    assert f"about {100 * rounded:.0f}% measured against the rounded" in text

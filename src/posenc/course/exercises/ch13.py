@@ -102,13 +102,13 @@ ROPE_HALF = Exercise(
     {
         "the rotation goes the wrong way: rotate_half(x) is (-x2, x1), so that a' = a cos - b sin and "
         "b' = b cos + a sin; (x2, -x1) turns every pair clockwise, which is RoPE at negated positions": _clockwise,
-        "this layout pairs dimension j with j + head_dim/2; you paired (2j, 2j+1), the interleaved layout": _interleaved,
+        "this layout pairs dimension i with i + head_dim/2; you paired (2i, 2i+1), the interleaved layout": _interleaved,
         "the exponent is 2i/d for pair i (np.arange(0, d, 2) / d); you used i/d, so the slowest pair turns "
         "far too fast": _exponent_i_over_d,
         "pair 0 turns at 1 radian per token: the exponent 2i/d counts pairs from i = 0 (RoFormer's "
         "10000**(-2(i-1)/d) counts from 1 and gives the same speeds)": _counted_from_one,
         "in the half layout the cos and sin tables are [angles, angles] (np.concatenate), so that dimension "
-        "j and j + d/2 share pair j's angle; np.repeat(angles, 2) is the interleaved layout's table": _repeated_table,
+        "i and i + d/2 share pair i's angle; np.repeat(angles, 2) is the interleaved layout's table": _repeated_table,
         "form the positions in float64 (or at least float32): bfloat16 holds every integer only up to 256, "
         "so positions such as 257 or 5000 are rounded": _bfloat16_positions,
     },
@@ -196,8 +196,8 @@ PERMUTE_FOR_HALF = Exercise(
     {
         "the permutation acts within each head: reorder rows h * head_dim + perm for every head h, with "
         "perm = [0, 2, ..., head_dim - 2, 1, 3, ..., head_dim - 1]; you reordered all rows as one head": _one_head,
-        "that is the inverse (half -> interleaved): the new row j of a head is its old row 2j for "
-        "j < head_dim/2, and old row 2(j - head_dim/2) + 1 after": _inverse,
+        "that is the inverse (half -> interleaved): the new row i of a head is its old row 2i for "
+        "i < head_dim/2, and old row 2(i - head_dim/2) + 1 after": _inverse,
         "the output coordinates of an nn.Linear weight are its rows (w has shape (n_heads * head_dim, "
         "d_model)); you reordered the columns": _columns,
         "head_dim is w.shape[0] // n_heads, the rows of this projection: a grouped-query key projection "
@@ -241,9 +241,10 @@ ACTIVITIES = (
             "32."
         ),
         (
-            "Shows where rows go: with 8 heads new rows 0..3 of head 0 hold old rows 0, 2, 4, 6 and rows 64.. hold "
-            "1, 3, ...; with 32, new row 64 holds old row 64 (each 128-row head permuted as four 32-row heads)."
+            "Says which original row each new row of head 0 holds: with 8 heads new row i holds old row 2i for "
+            "i < 64 (rows 0..3: 0, 2, 4, 6) and new row i + 64 old row 2i + 1 (1, 3, ...); with 32, new row 64 "
+            "holds old row 64 (each 128-row head permuted as four 32-row heads)."
         ),
-        "Counts the pairs still together ((2j, 2j+1) of a head at rows j and j + 64): 0 of 512.",
+        "Counts the pairs still together ((2i, 2i+1) of a head at rows i and i + 64): 0 of 512.",
     ),
 )
