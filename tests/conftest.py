@@ -26,12 +26,18 @@ ROOT = Path(__file__).resolve().parents[1]
 # models layer by layer, read its whole class table, mutate every checker, or time the kernels.
 # `make test` (CI) runs them all. A test marked here by its file or its name; a new slow test
 # joins by a name below or its own `@pytest.mark.slow`.
-SLOW_FILES = {"test_lab.py", "test_explorer_titles.py", "test_course_grade.py", "test_benchmarks.py"}
+SLOW_FILES = {
+    "test_lab.py",
+    "test_explorer_titles.py",
+    "test_course_grade.py",
+    "test_course_mutants.py",
+    "test_benchmarks.py",
+}
 SLOW_NAMES = (
     "notebook_runs_top_to_bottom",
     "lab_command_line",
     "layer_by_layer",
-    "no_sampled_mutant_survives",
+    "learned_position_table_before_and_after_training",
     "class_defaults",
     "one_chapter_can_be_handed_out",
 )
