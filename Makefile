@@ -27,8 +27,9 @@ $(STAMP): requirements.txt pyproject.toml
 
 # POSENC_STATIC=1 makes every explorer render its website form (a self-contained player)
 # instead of live ipywidgets. The execution cache only notices changes to the notebooks themselves; a change under
-# src/ must re-execute every chapter, or the figures silently show the old library.
-SRC_HASH = $(shell find src -name '*.py' -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-16)
+# src/ (its Python, or the player's files in _book_static, which each explorer's output carries) must re-execute
+# every chapter, or the figures silently show the old library.
+SRC_HASH = $(shell find src \( -name '*.py' -o -path '*/_book_static/*' \) -type f -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-16)
 
 book: $(STAMP)
 	@mkdir -p _build

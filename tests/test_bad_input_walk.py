@@ -212,6 +212,10 @@ VALID_CALLS = {
         dict(positions=[0, 10, 300], floor_scale=64.0, attn_scale=0.1),
         dict(positions="array", floor_scale="real", attn_scale="real"),
     ),
+    "llama_4_scaling_query_scale": (
+        dict(positions=[0, 10, 300], beta=0.1, original_max_position_embeddings=64),
+        dict(positions="array", beta="real", original_max_position_embeddings="size"),
+    ),
     "relative_positions": (dict(n_positions=5), dict(n_positions="size")),
     "alibi_slopes": (dict(n_heads=6), dict(n_heads="size")),
     "alibi_bias": (

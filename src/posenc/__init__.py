@@ -59,7 +59,7 @@ from .biases import (
     t5_bucket_matrix,
     t5_relative_bucket,
 )
-from .config import attention_temperature_scale, from_config, logn_attention_scale
+from .config import attention_temperature_scale, from_config, llama_4_scaling_query_scale, logn_attention_scale
 from .kv_cache import CACHE_STORES, POSITION_RULES, RotaryKVCache, cache_score_error
 from .models import MODELS
 from .multimodal import (
@@ -107,7 +107,7 @@ from .scaling import (
     yarn_softmax_scale_multiplier,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.4.0"
 
 __all__ = [
     # absolute
@@ -175,6 +175,7 @@ __all__ = [
     "from_config",
     "logn_attention_scale",
     "attention_temperature_scale",
+    "llama_4_scaling_query_scale",
     "MODELS",
     # quoted results (chapter 15)
     "load_paper_results",
