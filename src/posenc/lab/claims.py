@@ -43,6 +43,8 @@ __all__ = [
     "Compare",
     "compare",
     "check_claim",
+    "check_held_out",
+    "check_claims",
     "finding_threshold",
     "sign_test",
     "words",
@@ -188,6 +190,48 @@ def check_claim(runs, claim: Claim, discovery=DISCOVERY_SEEDS, held_out=HELD_OUT
         "written": written,
         "confirmed": confirmed,
     }
+
+
+def check_held_out(runs, claim: Claim, held_out=HELD_OUT_SEEDS) -> dict:
+    """Decide ``claim`` on the held-out seeds alone, seed by seed (no discovery seed enters).
+
+    Two seeds give no useful interval, so each held-out seed is a test of its own:
+
+    * "seeds": the condition holds in that seed;
+    * "compare", "ahead" ("behind"): first is better (worse) in that seed, the sign
+      :func:`check_claim` requires of every held-out seed;
+    * "compare", "level": the difference in that seed is within the margin
+      (:data:`MARGINS`), stricter than the interval rule, which two seeds cannot decide;
+    * "compare", "inconclusive": states no ranking, so no seed can refute it (``passed`` None).
+
+    Returns ``{"name", "says", "kind", "seeds", "holds" (per seed, None for an inconclusive
+    claim), "values" (per-seed oriented difference for "compare": positive means first is
+    better; None for "seeds"), "passed"}``."""
+    seeds = tuple(held_out)
+    base = {"name": claim.name, "says": claim.says, "kind": claim.kind, "seeds": seeds}
+    if claim.kind == "seeds":
+        holds = [bool(seeds_agreeing(runs, claim.condition, (seed,))[0]) for seed in seeds]
+        return {**base, "holds": holds, "values": None, "passed": all(holds)}
+    first, second = claim.comparison.differences(runs, seeds)
+    sign = 1.0 if _HIGHER_IS_BETTER[claim.comparison.task] else -1.0
+    values = [float(v) for v in sign * (first - second)]
+    margin = MARGINS[_METRIC[claim.comparison.task]]
+    if claim.verdict == "inconclusive":
+        return {**base, "holds": None, "values": values, "passed": None}
+    test = {"ahead": lambda v: v > 0, "behind": lambda v: v < 0, "level": lambda v: abs(v) < margin}[claim.verdict]
+    holds = [bool(test(v)) for v in values]
+    return {**base, "holds": holds, "values": values, "passed": all(holds)}
+
+
+def check_claims(runs, claims=None, discovery=DISCOVERY_SEEDS, held_out=HELD_OUT_SEEDS) -> list[dict]:
+    """Every claim (default :data:`CLAIMS`) checked as written (:func:`check_claim`: discovery
+    seeds, and the all-seed rule) and on the held-out seeds alone (:func:`check_held_out`,
+    under ``"held_out_check"``)."""
+    claims = CLAIMS if claims is None else claims
+    return [
+        {**check_claim(runs, c, discovery, held_out), "held_out_check": check_held_out(runs, c, held_out)}
+        for c in claims
+    ]
 
 
 _UNITS = {"accuracy": "", "bits_per_char": " bits per character"}
