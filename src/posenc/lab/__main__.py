@@ -5,6 +5,8 @@ Examples::
     python -m posenc.lab run --task lookup --scheme rope --seed 0
     python -m posenc.lab table --task text --seed 0 --steps 3000 --out chapters/data/learned_table_text_seed0.npz
     python -m posenc.lab sweep --seeds 0 1 2 --jobs 2 --threads 1 --out my_results.json
+    python -m posenc.lab merge part1.json part2.json --out lab_results.json
+    python -m posenc.lab merge sweep.json --tasks lookup --out lookup.json
     python -m posenc.lab summary chapters/data/lab_results.json
 
 Every option left out takes the experiment's value (:class:`posenc.lab.RunConfig`). ``run`` and
@@ -205,6 +207,41 @@ def _run_many(args, tasks, schemes, seeds, argv) -> list[dict]:
     return records
 
 
+def _merge(args, argv: list[str]) -> int:
+    """Merge the runs of ``args.parts`` into ``args.out`` (whose own runs come first); lose none.
+
+    The parts' commands are kept, then the merge command itself (no seconds of its own): with
+    ``--tasks`` it says which runs of the parts' commands the file holds."""
+    data = _previous(args.out)
+    records, commands, seconds = list(data["runs"]), list(data["commands"]), float(data["seconds"])
+    replaced_count = 0
+    for part in args.parts:
+        try:
+            other = _previous(part) if part.exists() else None
+        except _BadResultsFile as error:
+            raise _BadResultsFile(f"{part}: {error}") from None
+        if other is None:
+            raise _BadResultsFile(f"{part}: no such file")
+        taken = [r for r in other["runs"] if args.tasks is None or r["config"]["task"] in args.tasks]
+        records, replaced = merge_runs(records, taken)
+        replaced_count += len(replaced)
+        commands += other["commands"]
+        seconds += float(other["seconds"])
+    problems = mixing_problems(records)
+    if problems and not args.allow_mixed:
+        raise _BadResultsFile(
+            "the merged runs would mix experiments, which one results file does not hold:\n  "
+            + "\n  ".join(problems)
+            + "\nmerge them into another --out, or pass --allow-mixed"
+        )
+    merge_command = "python -m posenc.lab " + " ".join(shlex.quote(a) for a in argv)
+    commands.append({"command": merge_command, "runs": len(records), "seconds": 0.0})
+    _write(records, args.out, commands, seconds)
+    note = f"; {replaced_count} runs of the same configuration replaced by a later part" if replaced_count else ""
+    print(f"{args.out}: {len(records)} runs{note}")
+    return 0
+
+
 def _write(records: list[dict], out: Path, commands: list[dict], seconds: float) -> None:
     data = {
         "schema": RESULTS_SCHEMA,
@@ -260,8 +297,12 @@ def _why(error: Exception) -> str:
     return f"is not a results file of this lab: {error}"
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+#: The seeds of the book's sweep: 0-9 wrote the chapter's claims, 10 and 11 check them (held out).
+BOOK_SEEDS = list(range(12))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser; every run option left out means the experiment's value (:class:`RunConfig`)."""
     parser = argparse.ArgumentParser(prog="python -m posenc.lab", description="Train and evaluate tiny transformers.")
     commands = parser.add_subparsers(dest="command", required=True)
     for name in ("run", "sweep"):
@@ -273,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             sub.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS))
             sub.add_argument("--schemes", nargs="+", choices=SCHEMES, default=list(SCHEMES))
-            sub.add_argument("--seeds", nargs="+", type=_count(0), default=[0, 1, 2, 3, 4])
+            sub.add_argument("--seeds", nargs="+", type=_count(0), default=BOOK_SEEDS)
         sub.add_argument("--steps", type=_count(1), default=None, help="training steps (default: the task's)")
         sub.add_argument(
             "--finetune-steps",
@@ -316,27 +357,55 @@ def main(argv: list[str] | None = None) -> int:
     table.add_argument("--threads", type=_count(1), default=2, help="torch CPU threads")
     table.add_argument("--out", type=Path, default=Path("learned_table.npz"), help=".npz: initial, trained, about")
     table.add_argument("--quiet", action="store_true")
+    merge = commands.add_parser(
+        "merge", help="merge results files (parts of a sweep run separately) into one, losing no run"
+    )
+    merge.add_argument("parts", type=Path, nargs="+", help="results files to merge, in order")
+    merge.add_argument("--out", type=Path, required=True, help="results file (created or merged into)")
+    merge.add_argument("--tasks", nargs="+", choices=TASKS, default=None, help="take only these tasks' runs")
+    merge.add_argument("--allow-mixed", action="store_true", help="keep runs of different experiments in one file")
     summary = commands.add_parser("summary", help="mean and spread over seeds of a results file")
     summary.add_argument("results", type=Path)
-    summary.add_argument("--value", choices=("all", "inside", "beyond"), default="all")
-    args = parser.parse_args(argv)
+    summary.add_argument(
+        "--value",
+        choices=("all", "inside", "beyond"),
+        default=None,
+        help="positions to average: past L, within L or all (default: past L, then within L)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
 
     if args.command == "summary":
+        values = [args.value] if args.value else ["beyond", "inside"]  # past L first
         try:
-            rows = summarise(load_results(args.results)["runs"], args.value)
+            runs = load_results(args.results)["runs"]
+            sections = [(value, summarise(runs, value)) for value in values]
         except (OSError, ValueError, KeyError, TypeError) as error:
             print(f"python -m posenc.lab summary: {args.results}: {_why(error)}", file=sys.stderr)
             return 1
-        for row in rows:
-            tuned = "ft" if row["finetuned"] else "0-shot"
-            print(
-                f"{row['task']:7s} {row['scheme']:10s} {row['extension']:10s} {tuned:6s} x{row['test_factor']} "
-                f"{row['metric']:13s} {row['mean']:.3f} [{row['min']:.3f}, {row['max']:.3f}] n={row['n']}"
-            )
+        titles = {"beyond": "past the training length", "inside": "within the training length", "all": "all positions"}
+        for value, rows in sections:
+            print(f"# {titles[value]} ({value}): mean [min, max] over seeds")
+            for row in rows:
+                tuned = "ft" if row["finetuned"] else "0-shot"
+                print(
+                    f"{row['task']:7s} {row['scheme']:12s} {row['extension']:14s} {tuned:6s} x{row['test_factor']} "
+                    f"{row['metric']:13s} {row['mean']:.3f} [{row['min']:.3f}, {row['max']:.3f}] n={row['n']}"
+                )
         return 0
     if args.command == "table":
         _write_table(args, argv)
         return 0
+    if args.command == "merge":
+        try:
+            return _merge(args, argv)
+        except _BadResultsFile as error:
+            print(f"python -m posenc.lab merge: {error}", file=sys.stderr)
+            return 1
     try:
         if args.command == "run":
             records = _run_many(args, [args.task], [args.scheme], [args.seed], argv)

@@ -91,9 +91,23 @@ def load_results(path: str | Path) -> dict:
     for n, record in enumerate(data["runs"]):
         if not isinstance(record, dict) or not isinstance(record.get("config"), dict) or "evaluations" not in record:
             raise ValueError(f"{path} is not a results file: runs[{n}] has no 'config' and 'evaluations'")
+    if data.get("schema") == 1:  # the first protocol's files: one command, versions per file, no provenance
+        data = _from_schema_1(data)
     if data.get("schema") != RESULTS_SCHEMA:
-        raise ValueError(f"{path} has results schema {data.get('schema')!r}, expected {RESULTS_SCHEMA}")
+        raise ValueError(f"{path} has results schema {data.get('schema')!r}, expected 1 or {RESULTS_SCHEMA}")
     return data
+
+
+def _from_schema_1(data: dict) -> dict:
+    """A schema-1 file (one ``command``, ``versions`` for the whole file) in schema 2's shape, read only:
+    its command becomes ``commands[0]`` and each run gets the file's versions and a provenance of
+    ``None`` (that protocol recorded no code or corpus hash)."""
+    runs = [
+        {**r, "versions": r.get("versions", data.get("versions")), "provenance": r.get("provenance")}
+        for r in data["runs"]
+    ]
+    command = {"command": data.get("command"), "runs": len(runs), "seconds": data.get("seconds")}
+    return {**data, "schema": RESULTS_SCHEMA, "commands": [command], "runs": runs, "read_from_schema": 1}
 
 
 def run_identity(config: dict) -> str:
