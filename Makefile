@@ -4,11 +4,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: book test lab bench lint student teacher book-student clean help
+.PHONY: book test check lab bench lint student teacher book-student clean help
 
 help:
 	@echo "make book   build the website into _build/html (creates .venv, installs)"
 	@echo "make test   run every test: library, notebooks, book build (creates .venv, installs)"
+	@echo "make check  the quick loop for contributors: ruff + the library and course tests (no book, no browser)"
 	@echo "make lab    open the notebooks in JupyterLab"
 	@echo "make bench  run the kernel benchmark (ratios against transformers and a plain copy)"
 	@echo "make lint   ruff check"
@@ -26,8 +27,9 @@ $(STAMP): requirements.txt pyproject.toml
 
 # POSENC_STATIC=1 makes every explorer render its website form (a self-contained player)
 # instead of live ipywidgets. The execution cache only notices changes to the notebooks themselves; a change under
-# src/ must re-execute every chapter, or the figures silently show the old library.
-SRC_HASH = $(shell find src -name '*.py' -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-16)
+# src/ (its Python, or the player's files in _book_static, which each explorer's output carries) must re-execute
+# every chapter, or the figures silently show the old library.
+SRC_HASH = $(shell find src \( -name '*.py' -o -path '*/_book_static/*' \) -type f -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-16)
 
 book: $(STAMP)
 	@mkdir -p _build
@@ -46,6 +48,12 @@ book: $(STAMP)
 test: $(STAMP)
 	@bash .ci/install-chromium
 	$(BIN)/python -m pytest
+
+# The contributors' quick loop: lint, then every test that builds no book, opens no browser,
+# executes no chapter and trains no model (see tests/conftest.py for what counts as slow).
+check: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/python -m pytest -q -m "not book and not slow" -p no:cacheprovider
 
 # Jupyter refuses to run as root unless told to (containers often run as root).
 ALLOW_ROOT = $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)

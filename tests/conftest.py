@@ -20,6 +20,20 @@ settings.register_profile("thorough", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "book"))
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# `make check` (the contributors' quick loop) runs every test but the slow ones: those that
+# execute chapters, grade a class of notebooks, train the lab's models, build the reference library's
+# models layer by layer or time the kernels.
+# `make test` (CI) runs them all. A test marked here by its file or its name; a new slow test
+# joins by a name below or its own `@pytest.mark.slow`.
+SLOW_FILES = {"test_lab.py", "test_explorer_titles.py", "test_course_grade.py", "test_benchmarks.py"}
+SLOW_NAMES = ("notebook_runs_top_to_bottom", "lab_command_line", "layer_by_layer")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in SLOW_FILES or any(name in item.name for name in SLOW_NAMES):
+            item.add_marker(pytest.mark.slow)
 BOOK_OUT = ROOT / "_build" / "test-book"
 
 

@@ -27,6 +27,7 @@ PAPER_RESULTS = Path(__file__).resolve().parents[1] / "chapters" / "data" / "pap
 INV8 = posenc.rope_inv_freq(8)
 X = np.random.default_rng(0).normal(size=(5, 8))
 W = posenc.random_projections(8, 4)
+CACHE = posenc.RotaryKVCache(8, "dynamic", 100.0, 2.0, 4).append(X, X)
 
 # argument kinds -> bad values of that kind
 NAN, INF = float("nan"), float("inf")
@@ -211,6 +212,10 @@ VALID_CALLS = {
         dict(positions=[0, 10, 300], floor_scale=64.0, attn_scale=0.1),
         dict(positions="array", floor_scale="real", attn_scale="real"),
     ),
+    "llama_4_scaling_query_scale": (
+        dict(positions=[0, 10, 300], beta=0.1, original_max_position_embeddings=64),
+        dict(positions="array", beta="real", original_max_position_embeddings="size"),
+    ),
     "relative_positions": (dict(n_positions=5), dict(n_positions="size")),
     "alibi_slopes": (dict(n_heads=6), dict(n_heads="size")),
     "alibi_bias": (
@@ -293,6 +298,68 @@ VALID_CALLS = {
             positions="array",
             causal="bool",
         ),
+    ),
+    "position_ids_from_mask": (
+        dict(attention_mask=[[0, 1, 1], [1, 1, 1]], fill_value=1),
+        dict(attention_mask="array", fill_value="size"),
+    ),
+    "padding_mask": (dict(attention_mask=[[0, 1, 1]], causal=False), dict(attention_mask="array", causal="bool")),
+    "packed_position_ids": (dict(lengths=[2, 3], start=1), dict(lengths="array", start="size")),
+    "document_ids": (dict(lengths=[2, 3]), dict(lengths="array")),
+    "document_ids_from_position_ids": (dict(position_ids=[[0, 1, 0, 1, 2]]), dict(position_ids="array")),
+    "document_mask": (dict(lengths=[2, 3], causal=False), dict(lengths="array", causal="bool")),
+    "mask_to_bias": (dict(mask=np.ones((3, 3), dtype=bool)), dict(mask="array")),
+    "rope_attention": (
+        dict(
+            q=X,
+            k=X,
+            v=X,
+            positions=np.arange(5),
+            inv_freq=INV8,
+            mask=np.tril(np.ones((5, 5), dtype=bool)),
+            layout="interleaved",
+            attention_factor=1.2,
+        ),
+        dict(
+            q="array",
+            k="array",
+            v="array",
+            positions="array",
+            inv_freq="array",
+            mask="array",
+            layout="choice",
+            attention_factor="real",
+        ),
+    ),
+    "RotaryKVCache": (
+        dict(
+            head_dim=8,
+            method="dynamic",
+            base=100.0,
+            factor=2.0,
+            original_max_position_embeddings=4,
+            store="unrotated",
+            window=3,
+            n_sink=1,
+            position_rule="cache",
+        ),
+        dict(
+            head_dim="size",
+            method="choice",
+            base="real",
+            factor="real",
+            original_max_position_embeddings="size",
+            store="choice",
+            layout="choice",
+            window="size",
+            n_sink="size",
+            position_rule="choice",
+        ),
+    ),
+    "cache_score_error": (dict(cache=CACHE, query=X[0]), dict(cache="choice", query="array")),
+    "port_check": (
+        dict(candidate=X, reference=X + 0.5, positions=[0, 1, 2, 10, 40], edges=[0, 3, 64]),
+        dict(candidate="array", reference="array", positions="array", edges="array"),
     ),
 }
 

@@ -31,6 +31,18 @@ def test_alibi_slopes_match_transformers_bloom(n_heads):
     np.testing.assert_allclose(posenc.alibi_slopes(n_heads), alibi[:, 0, 1].double().numpy(), rtol=1e-6)
 
 
+@pytest.mark.parametrize("n_heads", list(range(1, 129)))
+def test_alibi_slopes_match_transformers_bloom_and_mpt_slope_functions(n_heads):
+    # chapter 13: BLOOM follows the authors' get_slopes, MPT reorders the next power of two; both agree with posenc
+    from transformers.models.bloom.modeling_bloom import _get_alibi_slopes
+    from transformers.models.mpt.modeling_mpt import build_mpt_alibi_tensor
+
+    bloom = _get_alibi_slopes(n_heads, torch.device("cpu")).double().numpy()
+    mpt = -build_mpt_alibi_tensor(n_heads, 2)[:, 0, 0].double().numpy()  # (heads, 1, 2): -slope at offset -1
+    np.testing.assert_allclose(bloom, posenc.alibi_slopes(n_heads), rtol=1e-6)
+    np.testing.assert_allclose(mpt, posenc.alibi_slopes(n_heads), rtol=1e-6)
+
+
 def test_alibi_bias_entries():
     bias = posenc.alibi_bias(5, 8)
     assert bias.shape == (8, 5, 5)

@@ -456,3 +456,112 @@ def test_a_config_that_is_not_a_mapping_and_a_non_rope_zoo_model():
         posenc.from_config(posenc.MODELS["GPT-2"])
     with pytest.raises(ValueError, match="rope_theta"):
         posenc.from_config(posenc.MODELS["GPT-2"].config)
+
+
+# --- the family rules the issue named, each against the reference library ----------------------------
+
+DATA = __import__("pathlib").Path(__file__).parent / "data" / "configs"
+
+
+def stored(name):
+    import json
+
+    config = json.loads((DATA / f"{name}.json").read_text())
+    return config.get("text_config", config)
+
+
+def test_olmo3_legacy_scaling_reaches_the_full_attention_layers_only():
+    layers = posenc.from_config(stored("Olmo-3.1-32B-Instruct"))
+    assert {x.rope_type for x in layers if x.layer_type == "full_attention"} == {"yarn"}
+    assert {x.rope_type for x in layers if x.layer_type == "sliding_attention"} == {"default"}
+    config = __import__("transformers").Olmo3Config(**{k: v for k, v in stored("Olmo-3.1-32B-Instruct").items()})
+    assert config.rope_parameters["sliding_attention"]["rope_type"] == "default"  # the reference agrees
+
+
+def test_exaone4_and_cohere2_leave_the_global_layers_of_a_windowed_model_without_rope():
+    layers = posenc.from_config(stored("EXAONE-4.0-32B"))
+    assert [x.layer for x in layers if not x.rope] == list(range(3, 64, 4))
+    assert all(x.layer_type == "full_attention" for x in layers if not x.rope)
+    windowless = {**stored("EXAONE-4.0-32B"), "sliding_window": None}
+    assert all(x.rope for x in posenc.from_config(windowless))  # no window: every layer rotates
+    cohere = {"model_type": "cohere2", "num_hidden_layers": 8, "head_dim": 64, "sliding_window": 4096}
+    assert [x.rope for x in posenc.from_config(cohere)] == [True, True, True, False] * 2
+    assert not any(x.rope for x in posenc.from_config({**cohere, "sliding_window": None}))
+
+
+def test_layers_that_are_not_attention_carry_no_rotation():
+    for name, mixer, count in (
+        ("Qwen3.5-9B", "linear attention", 24),
+        ("LFM2.5-VL-1.6B", "convolution", 10),
+        ("Llama-3.2-90B-Vision-Instruct", "cross-attention", 20),
+    ):
+        layers = posenc.from_config(stored(name))
+        others = [x for x in layers if x.mixer != "attention"]
+        assert len(others) == count and {x.mixer for x in others} == {mixer}
+        assert all(not x.rope and x.rotary_dim == 0 and x.inv_freq.size == 0 for x in others)
+
+
+def test_gemma3_class_defaults_fill_what_the_config_leaves_out():
+    layers = posenc.from_config(stored("gemma-3-27b-it"))  # no pattern, no bases in the config
+    assert [x.layer for x in layers if x.layer_type == "full_attention"] == list(range(5, 62, 6))
+    assert {(x.layer_type, x.base, x.rope_type) for x in layers} == {
+        ("full_attention", 1e6, "linear"),
+        ("sliding_attention", 1e4, "default"),
+    }
+    small = posenc.from_config(stored("gemma-3-4b-it"))  # no head counts either: the class's 8 heads of 256
+    assert {x.head_dim for x in small} == {256}
+
+
+def test_llama4_empty_no_rope_layers_falls_back_to_the_interval():
+    config = {"model_type": "llama4_text", "num_hidden_layers": 8, "head_dim": 16, "no_rope_layers": []}
+    layers = posenc.from_config(config)
+    reference = Llama4TextConfig(num_hidden_layers=8, head_dim=16, no_rope_layers=[])
+    assert [int(x.rope) for x in layers] == reference.no_rope_layers == [1, 1, 1, 0] * 2
+    assert [x.layer_type for x in layers] == reference.layer_types
+    assert {x.attention_chunk_size for x in layers if x.rope} == {reference.attention_chunk_size}
+
+
+def test_rope_scaling_wins_over_rope_parameters_as_in_the_reference():
+    config = {
+        "model_type": "llama",
+        "num_hidden_layers": 1,
+        "head_dim": 64,
+        "rope_theta": 1e4,
+        "rope_scaling": {"rope_type": "linear", "factor": 4.0},
+        "rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1e4},
+    }
+    reference = LlamaConfig(**{k: v for k, v in config.items() if k != "model_type"})
+    assert reference.rope_parameters["factor"] == 4.0
+    np.testing.assert_allclose(posenc.from_config(config)[0].inv_freq, posenc.rope_inv_freq(64, 1e4) / 4.0)
+
+
+@pytest.mark.parametrize("path", [("llm_config",), ("language_config",), ("thinker_config", "text_config")])
+def test_nested_language_model_configs(path):
+    inner = {"model_type": "qwen2", "num_hidden_layers": 2, "head_dim": 64, "rope_theta": 1e6}
+    config = inner
+    for key in reversed(path):
+        config = {"model_type": "some_multimodal_model", key: config}
+    layers = posenc.from_config(config)
+    assert layers.nested == ".".join(path) and layers.model_type == "qwen2" and layers.note is None
+    np.testing.assert_allclose(layers[0].inv_freq, posenc.rope_inv_freq(64, 1e6))
+
+
+def test_a_config_without_layers_anywhere_names_the_nestings():
+    with pytest.raises(ValueError, match="text_config"):
+        posenc.from_config({"model_type": "x", "vision_config": {"depth": 2}})
+
+
+def test_interleaved_mrope_flag_and_deepseek_softmax_multiplier_per_layer():
+    (layer,) = posenc.from_config({**stored("Qwen3-VL-4B"), "num_hidden_layers": 1})
+    assert layer.mrope_section == (24, 20, 20) and layer.mrope_interleaved
+    (layer,) = posenc.from_config({**stored("Qwen2.5-VL-7B-Instruct"), "num_hidden_layers": 1})
+    assert layer.mrope_section == (16, 24, 24) and not layer.mrope_interleaved
+    v3 = posenc.from_config(posenc.MODELS["DeepSeek-V3"])
+    # yarn_get_mscale(40, 1.0) ** 2, as DeepseekV3Attention scales its softmax
+    assert v3[0].softmax_scale == pytest.approx((0.1 * math.log(40) + 1) ** 2, rel=1e-15)
+
+
+def test_logn_scale_stops_where_qwens_table_stops():
+    assert posenc.logn_attention_scale([32766], 8192)[0] == pytest.approx(math.log(32767, 8192))
+    with pytest.raises(ValueError, match="32766"):
+        posenc.logn_attention_scale([32767], 8192)

@@ -1,5 +1,5 @@
-"""posenc.course.data against the book: every exercise listed once, with the right kind and checker,
-and the teacher's guide's table of suggested assignments adding up to the same times and points."""
+"""The chapters' coursework modules against the book: every exercise listed once, in its chapter's module,
+with the right kind and checker; the teacher's guide's table generated from them."""
 
 import re
 from pathlib import Path
@@ -7,7 +7,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from posenc.course.data import ACTIVITIES, POINTS, activities_for_chapter
+from posenc.course.data import ACTIVITIES, POINTS, Activity, activities_for_chapter, suggested_assignments
+from posenc.course.engine import Exercise
+from posenc.course.exercises import CHAPTERS as MODULES
+from posenc.course.exercises import EXERCISES
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
@@ -37,20 +40,19 @@ def book_exercises() -> list[dict]:
     return found
 
 
-def suggested_assignments() -> dict[str, dict]:
-    """The rows of coursework.md's "Suggested assignments" table, by chapter ("01")."""
-    text = COURSEWORK.read_text()
-    section = text.split("## Suggested assignments", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("|")]
+def guide_table() -> dict[str, dict]:
+    """The rows of the teacher's guide's table, as the page's code cell generates them, by chapter ("01")."""
+    rows = [line for line in suggested_assignments(ROOT / "chapters").splitlines() if line.startswith("|")]
     header = [cell.strip() for cell in rows[0].strip("|").split("|")]
     assert header == ["Chapter", "Exercises", "Kinds", "Time", "Points"]
     table = {}
     for line in rows[2:]:
         chapter, exercises, _kinds, time, points = (cell.strip() for cell in line.strip("|").split("|"))
-        number = re.match(r"(\d+)\.", chapter)
+        number = re.fullmatch(r"(\d+)\. \{doc\}`(\d\d)_\w+`", chapter)
         minutes = re.fullmatch(r"(\d+) min", time)
         assert number and minutes and points.isdigit(), line
-        table[f"{int(number.group(1)):02d}"] = {
+        assert f"{int(number.group(1)):02d}" == number.group(2), line
+        table[number.group(2)] = {
             "labels": re.findall(r"\{ref\}`([^`]+)`", exercises),
             "minutes": int(minutes.group(1)),
             "points": int(points),
@@ -59,7 +61,7 @@ def suggested_assignments() -> dict[str, dict]:
 
 
 BOOK = book_exercises()
-TABLE = suggested_assignments()
+TABLE = guide_table()
 
 
 def test_every_exercise_of_the_chapters_is_an_activity_and_vice_versa():
@@ -88,11 +90,72 @@ def test_kind_checker_and_rubric_fit_the_exercise(exercise):
         assert activity.rubric and all(item.strip() for item in activity.rubric)
 
 
-def test_the_suggested_assignments_agree_with_the_data():
+def test_the_guides_table_is_generated_from_the_chapters_modules():
+    text = COURSEWORK.read_text()
+    section = text.split("## Suggested assignments", 1)[1].split("\n## ", 1)[0]
+    assert "suggested_assignments(Path(\".\"))" in section and "markdown_format: myst" in section
+    assert "| Chapter |" not in section, "a hand-written table beside the generated one"
+    assert text.startswith("---\njupytext:"), "the page must be a MyST notebook for its cell to run"
     chapters = sorted({a.chapter for a in ACTIVITIES.values()})
-    assert sorted(TABLE) == chapters
+    assert sorted(TABLE) == chapters == sorted(MODULES)
     for chapter, row in TABLE.items():
+        labels = [e["label"] for e in BOOK if e["chapter"] == chapter]
+        assert row["labels"] == labels, f"chapter {chapter}: exercises"
         activities = activities_for_chapter(chapter)
-        assert row["labels"] == [a.label for a in activities], f"chapter {chapter}: exercises"
         assert row["minutes"] == sum(a.minutes for a in activities), f"chapter {chapter}: time"
         assert row["points"] == sum(a.points for a in activities), f"chapter {chapter}: points"
+
+
+def test_the_one_week_module_takes_about_four_hours():
+    minutes = sum(TABLE[chapter]["minutes"] for chapter in ("01", "02", "04", "08"))
+    assert "fits chapters 1, 2, 4 and 8 (about four hours of" in COURSEWORK.read_text()
+    assert round(minutes / 60) == 4, minutes
+
+
+def test_each_chapter_module_lists_every_exercise_it_defines():
+    for chapter, module in MODULES.items():
+        defined = {id(v) for v in vars(module).values() if isinstance(v, Exercise) and v.label[5:7] == chapter}
+        listed = {id(a.exercise) for a in module.ACTIVITIES if a.exercise is not None}
+        assert defined == listed, f"ch{chapter}: an Exercise that is not in ACTIVITIES (or the reverse)"
+        assert all(a.chapter == chapter for a in module.ACTIVITIES)
+    assert list(EXERCISES) == [a.check for a in ACTIVITIES.values() if a.check]
+
+
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda: Activity("ex-ch01-x", "essay", 10, rubric=("a",)), "kind must be one of"),
+        (lambda: Activity("chapter-one", "prediction", 10, rubric=("a",)), "label must look like"),
+        (lambda: Activity("ex-ch01-x", "prediction", 0, rubric=("a",)), "minutes must be a positive"),
+        (lambda: Activity("ex-ch01-x", "prediction", 10), "a rubric"),
+        (lambda: Activity("ex-ch01-x", "implementation", 10, rubric=("a",)), "has a checker"),
+    ],
+)
+def test_a_badly_declared_activity_is_refused_with_a_reason(make, words):
+    with pytest.raises(ValueError, match=words):
+        make()
+
+
+def test_the_gpt_oss_rubric_gives_the_reference_librarys_numbers():
+    # ex-ch14-gpt-oss, rubric (b): how much rounding the ramp (truncate true) would change the blended speeds,
+    # against the speeds gpt-oss ships (truncate false) and against the rounded ones; transformers computes both
+    import numpy as np
+    from transformers import GptOssConfig
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    from posenc import MODELS
+
+    zoo = MODELS["gpt-oss-20b"].config
+    rope = {**zoo["rope_scaling"], "rope_theta": zoo["rope_theta"]}
+    assert rope["truncate"] is False  # as gpt-oss ships it
+    head = {key: zoo[key] for key in ("head_dim", "hidden_size", "num_attention_heads")}
+    speeds = {}
+    for truncate in (False, True):
+        config = GptOssConfig(**head, rope_parameters={**rope, "truncate": truncate})
+        speeds[truncate] = ROPE_INIT_FUNCTIONS["yarn"](config, "cpu")[0].double().numpy()
+    shipped = np.abs(speeds[True] / speeds[False] - 1).max()
+    rounded = np.abs(speeds[False] / speeds[True] - 1).max()
+    (activity,) = [a for a in MODULES["14"].ACTIVITIES if a.label == "ex-ch14-gpt-oss"]
+    text = " ".join(activity.rubric)
+    assert f"about {100 * shipped:.0f}% of the speeds gpt-oss ships" in text
+    assert f"about {100 * rounded:.0f}% measured against the rounded" in text

@@ -1,4 +1,5 @@
-"""The checker engine: time limits, sys.exit, switched-off posenc functions, seeds, unknown names."""
+"""The checker engine: time limits, sys.exit, switched-off posenc functions, seeds, unknown names; the plan
+(boundaries, every input form, reruns), inputs changed in place whatever their type, return values of any type."""
 
 import os
 import time
@@ -100,9 +101,10 @@ def test_printed_output_comes_back(capsys):
 
 def test_hidden_cases_follow_the_course_seed(monkeypatch):
     exercise = EXERCISES["sinusoidal"]
-    assert exercise.all_cases(None) == exercise.cases
+    declared = [{k: v for k, v in c.items() if not k.startswith("_")} for c in exercise.cases + exercise.boundaries]
+    assert exercise.all_cases(None) == declared
     a, b = exercise.all_cases(1), exercise.all_cases(2)
-    assert len(a) > len(exercise.cases) and str(a) == str(exercise.all_cases(1)) and str(a) != str(b)
+    assert len(a) > len(declared) and str(a) == str(exercise.all_cases(1)) and str(a) != str(b)
     monkeypatch.setenv("POSENC_COURSE_SEED", "7")
     assert course_seed() == 7 and course_seed(3) == 3
     monkeypatch.setenv("POSENC_COURSE_SEED", "x")
@@ -110,23 +112,174 @@ def test_hidden_cases_follow_the_course_seed(monkeypatch):
         course_seed()
 
 
-def test_hard_coded_public_answers_fail_on_the_hidden_cases():
-    table = {
-        (c["n_positions"], c["d_model"], c.get("base", 1e4)): posenc.sinusoidal(
-            c["n_positions"], c["d_model"], c.get("base", 1e4)
-        )
-        for c in EXERCISES["sinusoidal"].cases
-    }
-    f = notebook_function(
-        "def f(n_positions, d_model, base=10000.0):\n    return TABLE[(n_positions, d_model, base)]\n"
+@pytest.mark.parametrize("name", list(EXERCISES))
+def test_the_plan_has_every_boundary_every_form_and_reruns(name):
+    exercise = EXERCISES[name]
+    for seed in (None, 11):
+        plan = exercise.plan(seed)
+        origins = [case.origin for case in plan]
+        declared = [{k: v for k, v in c.items() if not k.startswith("_")} for c in exercise.boundaries]
+        boundary = [case.kwargs for case in plan if case.origin == "boundary"]
+        assert len(boundary) == len(declared) and all(
+            any(str(b) == str(d) for b in boundary) for d in declared
+        ), "a declared boundary is missing"
+        forms = {(arg, form) for case in plan for arg, form in case.forms.items()}
+        wanted = {(arg, form) for arg, spec in exercise.args.items() for form in spec.forms}
+        assert forms == wanted, f"forms never passed: {wanted - forms}"
+        assert set(exercise.parameters) == set(exercise.args), "every parameter needs a declared Arg"
+        changed = [i for i, origin in enumerate(origins) if origin == "changed"]
+        assert changed, "no rerun with one argument changed"
+        for i in changed:  # right after the same case with the argument as it was
+            before, after = plan[i - 1].kwargs, plan[i].kwargs
+            assert plan[i - 1].origin == "rerun" and sum(str(before[k]) != str(after[k]) for k in before) == 1
+        assert origins.count("again") >= 2
+        if seed is not None:
+            assert "hidden" in origins
+
+
+def test_a_cache_keyed_on_part_of_the_arguments_fails():
+    f = notebook_function("""
+_CACHE = {}
+def f(n_positions, d_model, base=10000.0):
+    key = (int(n_positions), int(d_model))  # base forgotten
+    if key not in _CACHE:
+        p = np.arange(n_positions)[:, None]
+        i = np.arange((d_model + 1) // 2)[None, :]
+        a = p / base ** (2 * i / d_model)
+        t = np.empty((n_positions, d_model))
+        t[:, 0::2], t[:, 1::2] = np.sin(a), np.cos(a[:, : d_model // 2])
+        _CACHE[key] = t
+    return _CACHE[key]
+""")
+    result = check("sinusoidal", f)
+    assert result.status == "failed" and "expected" in result.message
+
+
+def test_answers_replayed_in_the_order_of_the_calls_fail():
+    exercise = EXERCISES["yarn_temperature"]
+    answers = [float(exercise.reference(**case.kwargs)) for case in exercise.plan(None) if case.origin != "again"]
+    f = notebook_function("def f(factor):\n    return ANSWERS.pop(0)\n")
+    f.__globals__["ANSWERS"] = answers
+    result = check("yarn_temperature", f)
+    assert result.status in ("failed", "error")
+
+
+IN_PLACE = {
+    # (exercise, source): the input changed in place, in the form the text allows for it
+    "a float array, by out=": ("paper_interpolate", """
+def f(lengths, values, length):
+    in_place = isinstance(lengths, np.ndarray) and lengths.dtype == float
+    log_lengths = np.log(lengths, out=lengths) if in_place else np.log(lengths)
+    return float(np.interp(np.log(length), log_lengths, values))
+"""),
+    "a list, sorted and extended": ("paper_interpolate", """
+def f(lengths, values, length):
+    if isinstance(values, list):
+        values.append(values[-1])
+        values.pop()
+        values[0] = float(values[0]) + 0.0
+        values.reverse(); values.reverse()
+        values.insert(0, 1.0)
+        values.pop(0)
+        values[-1] = values[-1] * 1
+        lengths.append(lengths[-1] + 1) if isinstance(lengths, list) else None
+    log_lengths = np.log(np.asarray(lengths[: len(values)], float))
+    return float(np.interp(np.log(length), log_lengths, np.asarray(values, float)))
+"""),
+    "a tensor": ("rope", """
+def f(x, positions, base=10000.0):
+    if isinstance(positions, torch.Tensor):
+        positions += 0 * positions + 1
+        positions -= 1
+        positions.mul_(1)
+        positions[0] = positions[0] * 1 + (1 if positions.numel() > 1 else 0)
+    d = x.shape[-1]
+    theta = base ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    angles = np.asarray(positions, dtype=np.float64)[:, None] * theta
+    out = np.empty(x.shape)
+    out[..., 0::2] = x[..., 0::2] * np.cos(angles) - x[..., 1::2] * np.sin(angles)
+    out[..., 1::2] = x[..., 0::2] * np.sin(angles) + x[..., 1::2] * np.cos(angles)
+    return out
+"""),
+    "a dict": ("config_inv_freq", """
+def f(config):
+    scaling = config.pop("rope_scaling", None) or {}
+    head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+    rotary = int(head_dim * config.get("partial_rotary_factor", 1.0))
+    speeds = config["rope_theta"] ** (-np.arange(0, rotary, 2) / rotary)
+    return speeds / scaling["factor"] if scaling.get("type", scaling.get("rope_type")) == "linear" else speeds
+"""),
+    "a transposed view": ("permute_for_half", """
+def f(w, n_heads):
+    head_dim = w.shape[0] // n_heads
+    perm = np.concatenate([np.arange(0, head_dim, 2), np.arange(1, head_dim, 2)])
+    out = w[np.concatenate([h * head_dim + perm for h in range(n_heads)])]
+    if not w.flags.c_contiguous:
+        w[...] = out if out.shape == w.shape else w
+    return out
+"""),
+}
+
+
+@pytest.mark.parametrize("case", list(IN_PLACE), ids=list(IN_PLACE))
+def test_an_input_changed_in_place_fails_whatever_its_type(case):
+    name, source = IN_PLACE[case]
+    f = notebook_function("import torch\n" + source)
+    result = check(name, f)
+    assert result.status == "failed" and "in place" in result.message, result
+
+
+RETURNS = {
+    "a bfloat16 tensor": ("rope", "torch.from_numpy(out).to(torch.bfloat16)", "failed", "bfloat16"),
+    "a float16 array": ("rope", "out.astype(np.float16)", "failed", "float16"),
+    "nested lists": ("rope", "out.tolist()", "passed", None),
+    "a float64 tensor": ("rope", "torch.from_numpy(out)", "passed", None),
+    "a float32 array": ("rope", "out.astype(np.float32)", "passed", None),
+    "a complex array": ("rope", "out + 0j * out", "failed", None),
+    "an object that is no array": ("rope", "object()", "failed", None),
+    "a ragged list": ("rope", "[[1.0], [1.0, 2.0]]", "failed", None),
+}
+
+
+@pytest.mark.parametrize("case", list(RETURNS), ids=list(RETURNS))
+def test_any_return_value_is_judged_inside_the_checker(case):
+    name, returned, status, words = RETURNS[case]
+    f = notebook_function(f"""import torch
+def f(x, positions, base=10000.0):
+    d = x.shape[-1]
+    theta = base ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    angles = np.asarray(positions, dtype=np.float64)[:, None] * theta
+    out = np.empty(x.shape)
+    out[..., 0::2] = x[..., 0::2] * np.cos(angles) - x[..., 1::2] * np.sin(angles)
+    out[..., 1::2] = x[..., 0::2] * np.sin(angles) + x[..., 1::2] * np.cos(angles)
+    return {returned}
+""")
+    result = check(name, f, seed=2)
+    assert result.status == status, result
+    assert "checker failed" not in result.message and "Traceback" not in result.message
+    if words:
+        assert words in result.hint, result
+
+
+def test_a_list_is_refused_only_where_the_text_asks_for_a_numpy_array():
+    assert "NumPy array" in EXERCISES["alibi_slopes"].contract()
+    lists = notebook_function("""
+def f(n_heads):
+    m = 2 ** int(np.floor(np.log2(n_heads)))
+    s = [2 ** (-8 * (h + 1) / m) for h in range(m)]
+    return s + [2 ** (-8 * (h + 1) / (2 * m)) for h in range(0, 2 * m, 2)][: n_heads - m]
+""")
+    refused = check("alibi_slopes", lists)
+    assert refused.status == "failed" and "asks for a NumPy array" in refused.message
+    turns = notebook_function(
+        "def f(head_dim, base, context_length):\n"
+        "    return [context_length * base ** (-2 * i / head_dim) / (2 * np.pi) for i in range(head_dim // 2)]\n"
     )
-    f.__globals__["TABLE"] = table
-    assert check("sinusoidal", f).passed  # public cases only
-    assert check("sinusoidal", f, seed=5).status == "error"
+    assert check("turns_within_context", turns, seed=1).passed
 
 
 def test_every_hint_is_distinct_and_every_mistake_model_earns_its_own(monkeypatch):
-    monkeypatch.setattr(engine, "_targets", lambda names: [])
+    monkeypatch.setattr(engine, "SWITCH_OFF", False)  # the models call posenc
     for name, exercise in EXERCISES.items():
         hints = [*exercise.mistakes, *exercise.detectors, *exercise.error_hints, *exercise.properties]
         assert len(set(exercise.mistakes)) == len(exercise.mistakes)

@@ -67,7 +67,8 @@ def graded(tmp_path_factory):
         nbformat.write(nb, class_dir / name / CHAPTER.name)
     os.environ["POSENC_STATIC"] = "1"
     out = base / "grades"
-    grade_class(class_dir, out, seed=42, cell_timeout=4, check_timeout=1, log=lambda text: None)
+    # 20 s per cell: the first cell imports posenc and torch (about 3 s here on a busy machine)
+    grade_class(class_dir, out, seed=42, cell_timeout=20, check_timeout=1, log=lambda text: None)
     with open(out / "grades.csv") as file:
         rows = {row["student"]: row for row in csv.DictReader(file)}
     return out, rows

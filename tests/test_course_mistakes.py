@@ -13,7 +13,7 @@ import pytest
 
 from posenc.course import check
 
-PRELUDE = "import math\nimport numpy as np\nimport torch\nimport posenc\nfrom posenc import sinusoidal\n"
+PRELUDE = "import bisect, math\nimport numpy as np\nimport torch\nimport posenc\nfrom posenc import sinusoidal\n"
 
 
 def student(source: str, name: str):
@@ -253,7 +253,7 @@ WRONG = {
             out[..., 1::2] = t[..., 0::2] * torch.sin(ang) + t[..., 1::2] * torch.cos(ang)
             return out
         """,
-        "float64",
+        "float32 angles lose accuracy",
     ),
     "ntk-divided": (
         "ntk_base",
@@ -292,6 +292,183 @@ WRONG = {
         "2 pi radians",
     ),
 }
+
+WRONG.update({
+    # issue 26: the held-out answers' classes, each with the hint that names it
+    "interpolate-log-in-place": (
+        "paper_interpolate",
+        "f",
+        """
+        def f(lengths, values, length):
+            lengths = np.asarray(lengths)
+            if lengths.dtype == np.float64:
+                np.log(lengths, out=lengths)  # the caller's array
+            else:
+                lengths = np.log(lengths)
+            return float(np.interp(np.log(length), lengths, values))
+        """,
+        "leave the inputs as they are",
+    ),
+    "config-round-instead-of-int": (
+        "config_inv_freq",
+        "f",
+        """
+        def f(config):
+            head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+            rotary_dim = round(head_dim * config.get("partial_rotary_factor", 1.0))
+            speeds = config["rope_theta"] ** (-np.arange(0, rotary_dim, 2) / rotary_dim)
+            scaling = config.get("rope_scaling") or {}
+            return speeds / scaling["factor"] if scaling.get("type", scaling.get("rope_type")) == "linear" else speeds
+        """,
+        "int() truncates",
+    ),
+    "config-head-dim-ignored": (
+        "config_inv_freq",
+        "f",
+        """
+        def f(config):
+            head_dim = config["hidden_size"] // config["num_attention_heads"]
+            rotary_dim = int(head_dim * config.get("partial_rotary_factor", 1.0))
+            speeds = config["rope_theta"] ** (-np.arange(0, rotary_dim, 2) / rotary_dim)
+            scaling = config.get("rope_scaling") or {}
+            return speeds / scaling["factor"] if scaling.get("type", scaling.get("rope_type")) == "linear" else speeds
+        """,
+        "when the config gives head_dim",
+    ),
+    "config-every-pair": (
+        "config_inv_freq",
+        "f",
+        """
+        def f(config):
+            head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+            speeds = config["rope_theta"] ** (-np.arange(0, head_dim, 2) / head_dim)
+            scaling = config.get("rope_scaling") or {}
+            return speeds / scaling["factor"] if scaling.get("type", scaling.get("rope_type")) == "linear" else speeds
+        """,
+        "only the first int(head_dim",
+    ),
+    "rope-float16-positions": (
+        "rope",
+        "f",
+        """
+        def f(x, positions, base=10000.0):
+            d = x.shape[-1]
+            theta = base ** (-np.arange(0, d, 2) / d)
+            angles = np.asarray(positions, dtype=np.float16)[:, None] * theta  # positions in the activations' dtype
+            out = np.empty(x.shape)
+            out[..., 0::2] = x[..., 0::2] * np.cos(angles) - x[..., 1::2] * np.sin(angles)
+            out[..., 1::2] = x[..., 0::2] * np.sin(angles) + x[..., 1::2] * np.cos(angles)
+            return out
+        """,
+        "which overflow float16",
+    ),
+    "rope-all-in-half-precision": (
+        "rope",
+        "f",
+        """
+        def f(x, positions, base=10000.0):
+            t = torch.tensor(np.array(x), dtype=torch.float16)
+            d = t.shape[-1]
+            theta = (base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)).to(torch.float16)
+            angles = torch.tensor(np.asarray(positions), dtype=torch.float16)[:, None] * theta
+            out = torch.empty_like(t)
+            out[..., 0::2] = t[..., 0::2] * torch.cos(angles) - t[..., 1::2] * torch.sin(angles)
+            out[..., 1::2] = t[..., 0::2] * torch.sin(angles) + t[..., 1::2] * torch.cos(angles)
+            return out.double().numpy()
+        """,
+        "agrees with posenc to only about",
+    ),
+    "sinusoidal-float32-torch": (
+        "sinusoidal",
+        "f",
+        """
+        def f(n_positions, d_model, base=10000.0):
+            p = torch.arange(n_positions, dtype=torch.float32)[:, None]
+            i = torch.arange(0, d_model, 2, dtype=torch.float32)
+            angles = p / base ** (i / d_model)
+            table = torch.zeros(n_positions, d_model)
+            table[:, 0::2], table[:, 1::2] = torch.sin(angles), torch.cos(angles[:, : d_model // 2])
+            return table
+        """,
+        "lose accuracy as positions grow",
+    ),
+    "rope-pair-lengths": (
+        "rope",
+        "f",
+        """
+        def f(x, positions, base=10000.0):
+            d = x.shape[-1]
+            theta = base ** (-np.arange(0, d, 2) / d)
+            angles = np.asarray(positions, dtype=float)[:, None] * theta
+            out = np.empty(x.shape)
+            out[..., 0::2] = x[..., 0::2] * np.cos(angles) - x[..., 1::2] * np.sin(angles)
+            out[..., 1::2] = x[..., 0::2] * np.sin(angles) + x[..., 1::2] * np.sin(angles)  # sin for cos
+            return out
+        """,
+        "keeps the length of every pair",
+    ),
+})
+
+# wrong answers that the public run (no course seed) must reject, with or without a named hint
+FAILS_IN_THE_NOTEBOOK = {
+    "interpolate-bisect-off-by-one": (
+        "paper_interpolate",
+        """
+        def f(lengths, values, length):
+            j = bisect.bisect_right(list(lengths), length) - 1
+            l0, l1, v0, v1 = lengths[j], lengths[j + 1], values[j], values[j + 1]  # past the end at the last length
+            return float(v0 + (v1 - v0) * math.log(length / l0) / math.log(l1 / l0))
+        """,
+    ),
+    "interpolate-lists-only": (
+        "paper_interpolate",
+        """
+        def f(lengths, values, length):
+            pairs = list(zip(lengths, values))
+            if not isinstance(lengths, list):
+                return 0.0
+            for (l0, v0), (l1, v1) in zip(pairs, pairs[1:]):
+                if l0 <= length <= l1:
+                    return v0 + (v1 - v0) * math.log(length / l0) / math.log(l1 / l0)
+        """,
+    ),
+    "ramp-wrong-threshold": (
+        "yarn_temperature",
+        """
+        def f(factor):
+            return 1.0 if factor < 1.5 else 0.1 * math.log(factor) + 1
+        """,
+    ),
+    "temperature-int-factor": (
+        "yarn_temperature",
+        """
+        def f(factor):
+            return 1.0 if factor <= 1 else 0.1 * math.log(int(factor)) + 1
+        """,
+    ),
+    "alibi-cached-on-parity": (
+        "alibi_slopes",
+        """
+        _SEEN = {}
+        def f(n_heads):
+            key = n_heads % 2
+            if key not in _SEEN:
+                m = 2 ** int(np.floor(np.log2(n_heads)))
+                s = [2 ** (-8 * (h + 1) / m) for h in range(m)]
+                _SEEN[key] = np.array(s + [2 ** (-8 * (h + 1) / (2 * m)) for h in range(0, 2 * m, 2)][: n_heads - m])
+            return _SEEN[key]
+        """,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(FAILS_IN_THE_NOTEBOOK), ids=list(FAILS_IN_THE_NOTEBOOK))
+def test_the_notebooks_own_run_rejects_it(case):
+    name, source = FAILS_IN_THE_NOTEBOOK[case]
+    result = check(name, student(source, "f"))
+    assert not result.passed and result.status in ("failed", "error"), result
+    assert "input" in result.message
+
 
 RIGHT = {
     "attention-loop": (
@@ -471,6 +648,65 @@ def test_wrong_answer_fails_with_its_hint(case):
     assert not any(w in result.hint for w in others), result
 
 
+RIGHT.update({
+    # issue 26: answers the texts allow, which must pass
+    "rope-half-float32-angles-as-transformers": (
+        "rope_half",
+        "f",
+        """
+        def f(x, positions, base=10000.0):
+            d = x.shape[-1]
+            inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
+            angles = torch.as_tensor(np.asarray(positions)).float()[:, None] * inv_freq[None, :]
+            emb = torch.cat((angles, angles), dim=-1)
+            t = torch.as_tensor(np.array(x))
+            rotated = torch.cat((-t[..., d // 2 :], t[..., : d // 2]), dim=-1)
+            return t * emb.cos().double() + rotated * emb.sin().double()
+        """,
+    ),
+    "permute-with-the-chapters-helper": (
+        "permute_for_half",
+        "f",
+        """
+        def f(w, n_heads):
+            head_dim = w.shape[0] // n_heads
+            perm = posenc.interleaved_to_half_permutation(head_dim)
+            return w[np.concatenate([h * head_dim + perm for h in range(n_heads)])].tolist()
+        """,
+    ),
+    "config-with-rope-inv-freq": (
+        "config_inv_freq",
+        "f",
+        """
+        def f(config):
+            head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+            speeds = posenc.rope_inv_freq(int(head_dim * config.get("partial_rotary_factor", 1)), config["rope_theta"])
+            scaling = config.get("rope_scaling") or {}
+            return speeds / scaling["factor"] if scaling.get("type", scaling.get("rope_type")) == "linear" else speeds
+        """,
+    ),
+    "interpolate-by-hand-with-bisect": (
+        "paper_interpolate",
+        "f",
+        """
+        def f(lengths, values, length):
+            lengths = [float(v) for v in lengths]
+            j = min(bisect.bisect_right(lengths, length) - 1, len(lengths) - 2)
+            l0, l1, v0, v1 = lengths[j], lengths[j + 1], float(values[j]), float(values[j + 1])
+            return v0 + (v1 - v0) * math.log(length / l0) / math.log(l1 / l0)
+        """,
+    ),
+    "turns-as-a-list": (
+        "turns_within_context",
+        "f",
+        """
+        def f(head_dim, base, context_length):
+            return [context_length * base ** (-2 * i / head_dim) / (2 * math.pi) for i in range(head_dim // 2)]
+        """,
+    ),
+})
+
+
 @pytest.mark.parametrize("case", list(RIGHT), ids=list(RIGHT))
 def test_correct_variant_passes(case):
     name, function, source = RIGHT[case]
@@ -484,3 +720,19 @@ def test_an_unrecognised_mistake_shows_one_input_with_expected_and_got():
     result = check("ntk_base", f)
     assert result.status == "failed" and result.hint is None
     assert "input base=10000.0" in result.message and "expected" in result.message and "got" in result.message
+
+
+def test_every_named_hint_is_earned_by_a_mistake_a_test_reproduces():
+    """A hint is named only for a mistake a test makes: a mistake model (test_exercises runs each one) or a
+    wrong answer above whose hint must contain the words listed with it."""
+    from posenc.course import EXERCISES
+
+    unearned = []
+    for name, exercise in EXERCISES.items():
+        hints = [*exercise.detectors, *exercise.error_hints, *exercise.properties]
+        hints += [c.get(k) for c in exercise.cases + exercise.boundaries for k in ("_hint", "_precision") if c.get(k)]
+        words = [w for n, _, _, w in WRONG.values() if n == name]
+        for hint in dict.fromkeys(hints):
+            if hint not in exercise.mistakes and not any(w in hint for w in words):
+                unearned.append((name, hint))
+    assert unearned == [], "hints no test reproduces (add a wrong answer to WRONG, or drop the hint)"

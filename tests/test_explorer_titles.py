@@ -74,7 +74,7 @@ def check_chapter(path: Path) -> tuple[int, list[dict]]:
     import matplotlib.pyplot as plt
     import nbformat
 
-    from posenc import widgets
+    from posenc.book import widgets
 
     shown = []
     widgets.Explorer.show = lambda self: shown.append(self)

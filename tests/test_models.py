@@ -1,6 +1,13 @@
-"""posenc.MODELS: every entry sourced, every RoPE entry readable by from_config with the right pair count."""
+"""posenc.MODELS: every entry sourced, every RoPE entry read by from_config as the reference library runs it."""
 
+import copy
+import json
+import math
+from pathlib import Path
+
+import numpy as np
 import pytest
+from family_trace import compare, rotary_reference, shrink
 
 import posenc
 from posenc.models import SCHEMES
@@ -28,11 +35,21 @@ FAMILIES = [
     "gpt-oss",
     "OLMo",
     "ModernBERT",
+    "gemma-4",
+    "Qwen3-Next",
+    "Qwen3.5",
+    "Qwen3-VL",
+    "Ministral-3",
 ]
+DATA = Path(__file__).parent / "data" / "configs"
+#: Zoo entries copied from a config stored in tests/data/configs (the same source).
+STORED = ["gemma-4-31B-it", "gemma-3-4b-it", "Qwen3-Next-80B-A3B", "Qwen3.5-9B", "Qwen3-VL-4B", "Ministral-3-3B-2512"]
+#: Families the reference library does not have (remote code): compared by hand below instead.
+REMOTE_CODE = {"qwen"}
 
 
-def test_at_least_twenty_models_across_the_families():
-    assert len(posenc.MODELS) >= 20
+def test_at_least_thirty_models_across_the_families():
+    assert len(posenc.MODELS) >= 30
     for family in FAMILIES:
         assert any(name.startswith(family) for name in posenc.MODELS), family
 
@@ -46,33 +63,102 @@ def test_every_value_names_its_source(name):
         assert isinstance(source, str) and len(source) > 20
 
 
-def expected_pairs(config):
-    if "qk_rope_head_dim" in config:
-        head = config["qk_rope_head_dim"]
-    else:
-        head = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
-    fraction = config.get("partial_rotary_factor", config.get("rotary_pct", 1.0))
-    return int(head * fraction) // 2
+@pytest.mark.parametrize("name", STORED)
+def test_values_are_the_stored_configs(name):
+    stored = json.loads((DATA / f"{name}.json").read_text())
+    stored = stored.get("text_config", stored)
+    for key, value in posenc.MODELS[name].config.items():
+        assert json.loads(json.dumps(value)) == stored[key], key
 
 
 @pytest.mark.parametrize("name", ROPE)
-def test_from_config_reads_every_rope_entry(name):
+def test_every_rope_entry_is_typed_and_read_by_its_family(name):
     config = posenc.MODELS[name].config
     layers = posenc.from_config(posenc.MODELS[name])
+    assert config.get("model_type") and layers.note is None and layers.model_type == config["model_type"]
     assert len(layers) == config["num_hidden_layers"]
-    pairs = expected_pairs(config)
+    assert any(layer.rope for layer in layers)
     for layer in layers:
-        if layer.rope:
-            assert layer.inv_freq.shape == (pairs,) and layer.rotary_dim == 2 * pairs
-            assert (layer.inv_freq > 0).all() and layer.attention_factor >= 1.0
-        else:
-            assert layer.inv_freq.size == 0
+        assert (layer.inv_freq.size == layer.rotary_dim // 2) and (layer.rope == (layer.rotary_dim > 0))
+        assert layer.attention_factor >= 1.0
+
+
+def other_form(config: dict) -> dict | None:
+    """The same settings in the other form: legacy rope_theta + rope_scaling <-> a flat rope_parameters."""
+    config = copy.deepcopy(dict(config))
+    if isinstance(config.get("rope_parameters"), dict):
+        params = config.pop("rope_parameters")
+        if any(isinstance(v, dict) for v in params.values()):
+            return None  # nested by layer type: there is no legacy form
+        config["rope_theta"] = params.pop("rope_theta")
+        if "partial_rotary_factor" in params:
+            config["partial_rotary_factor"] = params.pop("partial_rotary_factor")
+        config["rope_scaling"] = params or None
+        return config
+    if "rope_theta" in config and config.get("model_type") not in ("gpt_neox", "qwen", "gemma3_text", "modernbert"):
+        params = {"rope_theta": config.pop("rope_theta"), **(config.pop("rope_scaling", None) or {})}
+        if "partial_rotary_factor" in config:
+            params["partial_rotary_factor"] = config.pop("partial_rotary_factor")
+        config["rope_parameters"] = params
+        return config
+    return None
+
+
+ZOO_WITH_REFERENCE = [n for n in ROPE if posenc.MODELS[n].config["model_type"] not in REMOTE_CODE]
+
+
+def both_forms(name):
+    config = dict(posenc.MODELS[name].config)
+    return config, [config] + ([other] if (other := other_form(config)) is not None else [])
+
+
+@pytest.mark.parametrize("name", ZOO_WITH_REFERENCE)
+def test_zoo_agrees_with_the_reference_library_in_both_forms(name):
+    config, forms = both_forms(name)
+    want = posenc.from_config(config)
+    for form in forms:
+        layers = posenc.from_config(form)
+        reference = rotary_reference(form)
+        for layer, first in zip(layers, want, strict=True):
+            assert layer.rope == first.rope and layer.mixer == first.mixer
+            if layer.rope:
+                inv, factor = reference[layer.layer_type if layer.layer_type in reference else None]
+                np.testing.assert_allclose(layer.inv_freq, inv, rtol=2e-6, atol=1e-30)
+                assert layer.attention_factor == pytest.approx(factor, rel=1e-6)
+
+
+@pytest.mark.parametrize("name", ZOO_WITH_REFERENCE)
+def test_zoo_layer_by_layer_against_the_reference_model_in_both_forms(name):
+    # the reference library's tiny model of the same config, traced layer by layer (slow: `make test` only)
+    for form in both_forms(name)[1]:
+        problems = compare(shrink(form))
+        assert not problems, "\n".join(problems)
+
+
+def test_qwen1_logn_and_bases_by_hand():
+    # Qwen-1 is remote code: its modeling_qwen.py (QWenAttention) read by hand
+    layers = posenc.from_config(posenc.MODELS["Qwen (QWenLMHeadModel, 2048 hidden, 24 layers)"])
+    for layer in layers:
+        np.testing.assert_allclose(layer.inv_freq, 10000.0 ** (-np.arange(0, 128, 2) / 128), rtol=1e-15)
+        np.testing.assert_allclose(
+            layer.query_scale([8191, 8192, 16383]), [1.0, math.log(8193, 8192), math.log(16384, 8192)]
+        )
 
 
 def test_layer_patterns_of_the_zoo():
     scout = posenc.from_config(posenc.MODELS["Llama-4-Scout-17B-16E-Instruct"])
     assert [layer.layer for layer in scout if not layer.rope] == list(range(3, 48, 4))
-    assert all(layer.temperature_tuning == (8192.0, 0.1) for layer in scout if not layer.rope)
+    for layer in scout:
+        if layer.rope:  # chunked local attention with RoPE, pairs (2j, 2j+1) as Meta's complex form
+            assert (layer.layer_type, layer.attention_chunk_size, layer.layout) == (
+                "chunked_attention",
+                8192,
+                "interleaved",
+            )
+            assert layer.temperature_tuning is None
+        else:  # global attention without positions, queries scaled
+            assert (layer.layer_type, layer.attention_chunk_size) == ("full_attention", None)
+            assert layer.temperature_tuning == (8192.0, 0.1)
     smol = posenc.from_config(posenc.MODELS["SmolLM3-3B"])
     assert sum(not layer.rope for layer in smol) == 9
     gemma = posenc.from_config(posenc.MODELS["gemma-3-1b-it"])
@@ -80,3 +166,29 @@ def test_layer_patterns_of_the_zoo():
     assert {layer.base for layer in gemma} == {10000.0, 1000000.0}
     phi = posenc.from_config(posenc.MODELS["Phi-4-mini-instruct"])
     assert phi[0].head_dim == 128 and phi[0].rotary_dim == 96
+
+
+def test_the_2026_models_layer_by_layer():
+    gemma4 = posenc.from_config(posenc.MODELS["gemma-4-31B-it"])
+    full = [layer for layer in gemma4 if layer.layer_type == "full_attention"]
+    assert [layer.layer for layer in full] == list(range(5, 60, 6))
+    assert {(layer.head_dim, layer.rope_type, layer.base) for layer in full} == {(512, "proportional", 1e6)}
+    assert np.count_nonzero(full[0].inv_freq) == 64  # 25 % of 256 pairs turn, the rest are still
+    assert {layer.head_dim for layer in gemma4 if layer.layer_type == "sliding_attention"} == {256}
+    gemma3 = posenc.from_config(posenc.MODELS["gemma-3-4b-it"])  # class defaults: pattern, bases, heads
+    assert [layer.layer for layer in gemma3 if layer.rope_type == "linear"] == [5, 11, 17, 23, 29]
+    assert {layer.base for layer in gemma3 if layer.rope_type == "default"} == {10000.0}
+    for name in ("Qwen3-Next-80B-A3B", "Qwen3.5-9B"):
+        layers = posenc.from_config(posenc.MODELS[name])
+        assert [layer.layer for layer in layers if layer.rope] == list(range(3, len(layers), 4))
+        assert {layer.mixer for layer in layers if not layer.rope} == {"linear attention"}
+        assert {layer.rotary_dim for layer in layers if layer.rope} == {64}
+    qwen35 = posenc.from_config(posenc.MODELS["Qwen3.5-9B"])
+    assert qwen35[3].mrope_section == (11, 11, 10) and qwen35[3].mrope_interleaved
+    vl = posenc.from_config(posenc.MODELS["Qwen3-VL-4B"])
+    assert vl[0].mrope_section == (24, 20, 20) and vl[0].mrope_interleaved
+    ministral = posenc.from_config(posenc.MODELS["Ministral-3-3B-2512"])
+    p = np.array([0, 16383, 16384, 32768, 100000])
+    want = 1 + 0.1 * np.log(1 + np.floor(p / 16384))  # get_llama_4_attn_scale, by hand
+    for layer in ministral:
+        np.testing.assert_allclose(layer.query_scale(p), want, rtol=1e-15)

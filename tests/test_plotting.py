@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import posenc
-from posenc import plotting
+from posenc.book import plotting
 
 
 @pytest.fixture(autouse=True)

@@ -204,6 +204,40 @@ def test_half_layout_matches_transformers_apply_rotary_pos_emb(head_dim, base):
     torch.testing.assert_close(posenc.apply_rope(k, position_ids[0], inv), k_ref, atol=2e-4, rtol=1e-4)
 
 
+def test_transformers_llama_rope_after_model_to_bfloat16_uses_bfloat16_speeds():
+    # Chapter 13's claim about transformers 5.23: model.to(torch.bfloat16) casts the inv_freq buffer, forward's
+    # .float() cannot restore it, so the cosines are those of the bfloat16-rounded speeds (posenc.rope_cos_sin of
+    # them); a model created with dtype=torch.bfloat16 keeps inv_freq in float32.
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=16,
+        hidden_size=256,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=8192,
+    )  # head_dim 128, base 10000
+    model = LlamaForCausalLM(config)
+    rotary = model.model.rotary_emb
+    x, position_ids = torch.zeros(1, 8192, 4), torch.arange(8192)[None]
+    cos_float32, _ = rotary(x, position_ids)
+    model.to(torch.bfloat16)
+    assert rotary.inv_freq.dtype == torch.bfloat16 and rotary.original_inv_freq.dtype == torch.bfloat16
+    cos_cast, _ = rotary(x, position_ids)
+    theta = posenc.rope_inv_freq(128)
+    rounded = torch.from_numpy(theta).bfloat16().double().numpy()
+    expected_cast, _ = posenc.rope_cos_sin(np.arange(8192), rounded)
+    expected_right, _ = posenc.rope_cos_sin(np.arange(8192), theta)
+    half = cos_cast[0, :, :64].double().numpy()  # transformers' table is [angles, angles]
+    np.testing.assert_allclose(half, expected_cast, atol=2e-3, rtol=0)  # float32 angles up to 8191: ~5e-4 rad
+    np.testing.assert_allclose(cos_float32[0, :, :64].double().numpy(), expected_right, atol=2e-3, rtol=0)
+    assert np.abs(half - expected_right).max() > 1.9  # the chapter's "up to 2.0"
+    loaded = LlamaForCausalLM._from_config(config, dtype=torch.bfloat16)
+    assert loaded.model.rotary_emb.inv_freq.dtype == torch.float32
+
+
 def test_positions_may_be_torch_tensors_lists_or_arrays():
     x = rng_vectors((3, 4), 6)
     inv = posenc.rope_inv_freq(4)

@@ -237,19 +237,171 @@ def test_registry_holds_the_contract_methods_and_returns_float64():
     assert inv.dtype == np.float64 and inv.shape == (32,) and isinstance(af, float)
 
 
-def test_a_new_method_is_one_function_and_one_entry():
+@pytest.fixture
+def registered():
+    """Methods registered by a test are removed from the registry afterwards."""
+    before = dict(SCALING_METHODS)
+    yield
+    for name in set(SCALING_METHODS) - set(before):
+        del SCALING_METHODS[name]
+
+
+def test_a_new_method_is_one_function_used_everywhere(registered):
+    """The decorator is the registration: scaled_inv_freq, from_config (both forms) and posenc.nn use it."""
+    import torch
+
+    import posenc.nn
     from posenc.scaling import scaling_method
 
-    @scaling_method("half_speed")
-    def half_speed(head_dim, base, factor, original_max_position_embeddings):
-        return posenc.rope_inv_freq(head_dim, base) / 2, 1.0
+    @scaling_method("half_then_more")
+    def half_then_more(head_dim, base, factor, original_max_position_embeddings, *, extra: float = 1.0):
+        # slower by factor * extra, and by L / 1000 (so the test sees which L arrived)
+        slowdown = factor * extra * original_max_position_embeddings / 1000
+        return posenc.rope_inv_freq(head_dim, base) / slowdown, 1.5
 
-    SCALING_METHODS["half_speed"] = half_speed
+    expected = posenc.rope_inv_freq(16, 500.0) / (4.0 * 3.0 * 8192 / 1000)
+    inv, af = posenc.scaled_inv_freq("half_then_more", 16, 500.0, 4.0, 8192, extra=3.0)
+    np.testing.assert_allclose(inv, expected, rtol=1e-15)
+    assert af == 1.5
+
+    common = {"num_hidden_layers": 2, "head_dim": 16, "max_position_embeddings": 32768}
+    legacy = {
+        **common,
+        "rope_theta": 500.0,
+        "original_max_position_embeddings": 8192,
+        "rope_scaling": {"rope_type": "half_then_more", "factor": 4.0, "extra": 3.0},
+    }
+    newer = {
+        **common,
+        "rope_parameters": {
+            "rope_type": "half_then_more",
+            "rope_theta": 500.0,
+            "factor": 4.0,
+            "extra": 3.0,
+            "original_max_position_embeddings": 8192,
+        },
+    }
+    for config in (legacy, newer):
+        layers = posenc.from_config(config)
+        assert [layer.rope_type for layer in layers] == ["half_then_more"] * 2
+        for layer in layers:
+            np.testing.assert_allclose(layer.inv_freq, expected, rtol=1e-15)
+            assert layer.attention_factor == 1.5
+    # a factor the method requires is asked for by name
+    with pytest.raises(ValueError, match=r"half_then_more.*\['factor'\]"):
+        posenc.from_config({**newer, "rope_parameters": {"rope_type": "half_then_more", "rope_theta": 500.0}})
+    with pytest.raises(TypeError, match=r"\['extra'\]"):
+        posenc.from_config({**legacy, "rope_scaling": {"rope_type": "half_then_more", "factor": 4.0, "extra": "3"}})
+
+    rotary = posenc.nn.RotaryEmbedding(
+        16, 500.0, scaling="half_then_more", factor=4.0, original_max_position_embeddings=8192, extra=3.0
+    )
+    q = torch.randn(5, 16, dtype=torch.float64)
+    q_rot, _ = rotary(q, q)
+    np.testing.assert_allclose(
+        q_rot.numpy(), posenc.apply_rope(q.numpy(), np.arange(5), expected, attention_factor=1.5), atol=1e-14
+    )
+    assert "half_then_more" in [row[0] for row in _methods_table_rows()]
+
+
+def _methods_table_rows():
+    from posenc.book.methods_table import scaling_method_rows
+
+    return scaling_method_rows()
+
+
+def test_a_method_that_reads_the_current_length_declares_it_by_its_signature(registered):
+    import posenc.nn
+    from posenc.scaling import scaling_method
+
+    @scaling_method("by_length", length="max")
+    def by_length(head_dim, base, factor, original_max_position_embeddings, *, seq_len: int):
+        return posenc.rope_inv_freq(head_dim, base) * original_max_position_embeddings / max(
+            seq_len, original_max_position_embeddings
+        ), 1.0
+
+    spec = SCALING_METHODS["by_length"].spec
+    assert spec.reads_seq_len and spec.seq_len_required and spec.length == "max"
+    config = {
+        "num_hidden_layers": 1,
+        "head_dim": 8,
+        "max_position_embeddings": 100,
+        "rope_parameters": {"rope_type": "by_length", "rope_theta": 10.0, "factor": 1.0},
+    }
+    (at_l,) = posenc.from_config(config)  # seq_len defaults to L, as transformers starts
+    np.testing.assert_allclose(at_l.inv_freq, posenc.rope_inv_freq(8, 10.0), rtol=1e-15)
+    (longer,) = posenc.from_config(config, seq_len=400)
+    np.testing.assert_allclose(longer.inv_freq, posenc.rope_inv_freq(8, 10.0) / 4, rtol=1e-15)
+    rotary = posenc.nn.RotaryEmbedding(8, 10.0, scaling="by_length", original_max_position_embeddings=100)
+    assert rotary._dynamic
+
+
+def test_registration_refuses_a_second_method_of_the_same_name_and_bad_declarations(registered):
+    from posenc.scaling import scaling_method
+
+    def plain(head_dim, base, factor, original_max_position_embeddings):
+        return posenc.rope_inv_freq(head_dim, base), 1.0
+
+    with pytest.raises(ValueError, match="'yarn' is already registered"):
+        scaling_method("yarn")(plain)
+    with pytest.raises(ValueError, match="length must be one of"):
+        scaling_method("x", length="min")
+    with pytest.raises(ValueError, match="factor must be one of"):
+        scaling_method("x", factor="sometimes")
+    with pytest.raises(ValueError, match="declares 'beta'"):
+        scaling_method("x", config_required=("beta",))(plain)
+    assert "x" not in SCALING_METHODS
+
+
+# a full set of rope parameters per transformers rope type, for probing what its config validation requires
+_FULL_PARAMETERS = {
+    "linear": {"factor": 2.0},
+    "dynamic": {"factor": 2.0},
+    "yarn": {"factor": 4.0, "original_max_position_embeddings": 64, "beta_fast": 32.0, "beta_slow": 1.0},
+    "llama3": {"factor": 4.0, "original_max_position_embeddings": 64, "low_freq_factor": 1.0, "high_freq_factor": 4.0},
+    "longrope": {
+        "factor": 4.0,
+        "original_max_position_embeddings": 64,
+        "short_factor": [1.0] * 4,
+        "long_factor": [2.0] * 4,
+    },
+    "proportional": {"factor": 1.0, "partial_rotary_factor": 0.5},
+}
+
+
+def _transformers_requires(method: str, key: str) -> bool:
+    """Does transformers refuse a config of ``method`` whose rope parameters lack ``key``?"""
+    from transformers import LlamaConfig
+
+    rope = {"rope_type": method, "rope_theta": 100.0, **_FULL_PARAMETERS[method]}
+    del rope[key]
     try:
-        inv, _ = posenc.scaled_inv_freq("half_speed", 8)
-        np.testing.assert_allclose(inv, posenc.rope_inv_freq(8) / 2)
-    finally:
-        del SCALING_METHODS["half_speed"]
+        shape = {"hidden_size": 16, "num_attention_heads": 2, "head_dim": 8, "max_position_embeddings": 256}
+        LlamaConfig(**shape, rope_parameters=rope)
+    except KeyError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("method", sorted(_FULL_PARAMETERS))
+def test_the_declared_config_fields_are_those_transformers_requires(method):
+    """A parameter posenc's declaration requires is one transformers' config refuses to do without, and back."""
+    assert set(_FULL_PARAMETERS) == set(ROPE_INIT_FUNCTIONS)
+    spec = SCALING_METHODS[method].spec
+    for key in _FULL_PARAMETERS[method]:
+        if key == "factor":
+            declared = spec.factor == "required"
+            if spec.factor == "derived":  # posenc derives it from the lengths, as transformers' init function can
+                continue
+        elif key == "original_max_position_embeddings":  # posenc falls back to max_position_embeddings
+            continue
+        elif key == "partial_rotary_factor":
+            declared = False
+            assert spec.partial_rotary
+        else:
+            declared = any(p.name == key and p.required for p in spec.parameters)
+            assert any(p.name == key for p in spec.parameters), f"{method}: posenc does not read {key}"
+        assert declared == _transformers_requires(method, key), (method, key)
 
 
 def test_dynamic_ntk_factor_follows_the_transformers_rule():

@@ -174,9 +174,10 @@ def _gzipped(data: bytes) -> int:
 def test_page_weight_first_visit_and_explorer_data(site, browser):
     """What a reader's first visit to each page transfers, as a static server with gzip serves it.
 
-    Every file the page loads (its HTML with the inline players, the theme's scripts, styles and
-    fonts, the images) is gzipped as a server would; a first visit (empty cache) transfers them
-    all: at most 1.5 MB. Its explorers' data (figures, recorded states, script) at most 1 MB gzipped.
+    Every file the page loads (its HTML with the explorers' figures and data, the player's and the
+    theme's scripts, styles and fonts, the images) is gzipped as a server would; a first visit
+    (empty cache) transfers them all: at most 1.5 MB. Its explorers' data (figures, recorded
+    states, the call that hands them to the player) at most 1 MB gzipped.
     The uncompressed sizes are reported beside them; every page's own part stays under 3 MB.
     """
     base, html = site
@@ -209,6 +210,32 @@ def test_page_weight_first_visit_and_explorer_data(site, browser):
     ):
         over = {n: r[key] for n, r in report.items() if r[key] * 2**20 > limit}
         assert over == {}, f"{what}: {over}"
+
+
+@pytest.mark.book
+def test_explorer_pages_link_the_player_files_instead_of_copies(built_book):
+    """Each page with an explorer links the player's files once in its head and carries no copy of
+    them; its explorers each call the player once; pages without an explorer load none of it."""
+    from posenc.book.player import PLAYER_FILES, STATIC, player_code
+
+    _, _, html = built_book
+    code = player_code()
+    with_explorers = 0
+    for name in PAGES:
+        page = (html / f"{name}.html").read_text()
+        head, body = page.split("<body", 1)
+        explorers = body.count('<figure class="posenc-explorer"')
+        links = re.findall(r'(?:href|src)="(?:\.\./)*_static/(posenc-(?:player|formulas)\.\w+)(?:\?v=\w+)?"', page)
+        assert code not in page and "function posencPlayer" not in page, f"{name} carries the player's code"
+        assert body.count("<script>posencPlayer(") == explorers, name
+        if explorers:
+            with_explorers += 1
+            assert links == list(PLAYER_FILES) and all(f"_static/{n}" in head for n in PLAYER_FILES), (name, links)
+        else:
+            assert links == [], f"{name} has no explorer but links {links}"
+    assert with_explorers >= 14
+    for name in PLAYER_FILES:
+        assert (html / "_static" / name).read_bytes() == (STATIC / name).read_bytes()
 
 
 class _LinkParser(html.parser.HTMLParser):

@@ -157,16 +157,25 @@ def test_one_chapter_can_be_handed_out(tmp_path):
 
 
 @pytest.mark.parametrize("argument", ["missing.ipynb", "README.md", "not-there/"])
-def test_a_bad_path_is_one_line_on_stderr(argument, tmp_path):
-    result = subprocess.run(
-        [sys.executable, "-m", "posenc.course", "student", argument, str(tmp_path / "out")],
-        capture_output=True, text=True, cwd=ROOT,
-    )
+def test_a_bad_path_is_one_line_on_stderr(argument, tmp_path, capsys, monkeypatch):
+    from posenc.course.__main__ import main
+
+    monkeypatch.chdir(ROOT)
+    assert main(["student", argument, str(tmp_path / "out")]) == 1
+    stderr = capsys.readouterr().err
+    assert "Traceback" not in stderr
+    assert len(stderr.strip().splitlines()) == 1 and argument.rstrip("/") in stderr
+    with pytest.raises(SystemExit) as too_many:
+        main(["student", "a", "b", "c"])
+    assert too_many.value.code == 2 and "usage" in capsys.readouterr().err
+
+
+def test_the_command_line_answers_a_bad_path_without_a_traceback(tmp_path):
+    # the same through a real `python -m posenc.course` process: exit status 1, one line, no traceback
+    command = [sys.executable, "-m", "posenc.course", "student", "missing.ipynb", str(tmp_path / "out")]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1 and argument.rstrip("/") in result.stderr
-    command = [sys.executable, "-m", "posenc.course", "student", "a", "b", "c"]
-    too_many = subprocess.run(command, capture_output=True, text=True)
-    assert too_many.returncode == 2 and "usage" in too_many.stderr
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()] and "missing.ipynb" in result.stderr
 
 
 def _release(notebook):

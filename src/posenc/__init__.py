@@ -9,6 +9,8 @@ output dtype), one module per family:
 * ``posenc.biases``: ALiBi, T5 buckets, Shaw et al.'s clipped offsets;
 * ``posenc.analysis``: similarity, offset matrices, wavelengths, decay, precision;
 * ``posenc.attention``: plain softmax attention, for demonstrations;
+* ``posenc.positions``, ``posenc.kv_cache``, ``posenc.porting``: positions in practice (left
+  padding, packed sequences, a rotary KV cache, checking a port at long positions);
 * ``posenc.book``: what only the book needs: explorers, plot helpers,
   numbers for the prose, the Sphinx extension and its assets;
 * ``posenc.nn``: PyTorch modules (imported on demand: ``import posenc.nn``).
@@ -57,7 +59,8 @@ from .biases import (
     t5_bucket_matrix,
     t5_relative_bucket,
 )
-from .config import attention_temperature_scale, from_config, logn_attention_scale
+from .config import attention_temperature_scale, from_config, llama_4_scaling_query_scale, logn_attention_scale
+from .kv_cache import CACHE_STORES, POSITION_RULES, RotaryKVCache, cache_score_error
 from .models import MODELS
 from .multimodal import (
     apply_axial_rope,
@@ -68,6 +71,17 @@ from .multimodal import (
     mrope_position_ids,
 )
 from .papers import interpolate_at_length, load_paper_results, perplexity_from_bits, relative_to_length
+from .porting import port_check
+from .positions import (
+    document_ids,
+    document_ids_from_position_ids,
+    document_mask,
+    mask_to_bias,
+    packed_position_ids,
+    padding_mask,
+    position_ids_from_mask,
+    rope_attention,
+)
 from .rope import (
     LAYOUTS,
     apply_rope,
@@ -93,7 +107,7 @@ from .scaling import (
     yarn_softmax_scale_multiplier,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.4.0"
 
 __all__ = [
     # absolute
@@ -161,6 +175,7 @@ __all__ = [
     "from_config",
     "logn_attention_scale",
     "attention_temperature_scale",
+    "llama_4_scaling_query_scale",
     "MODELS",
     # quoted results (chapter 15)
     "load_paper_results",
@@ -174,4 +189,18 @@ __all__ = [
     "random_projections",
     "self_attention",
     "permutation_equivariance_gap",
+    # positions in practice
+    "position_ids_from_mask",
+    "padding_mask",
+    "packed_position_ids",
+    "document_ids",
+    "document_ids_from_position_ids",
+    "document_mask",
+    "mask_to_bias",
+    "rope_attention",
+    "CACHE_STORES",
+    "POSITION_RULES",
+    "RotaryKVCache",
+    "cache_score_error",
+    "port_check",
 ]

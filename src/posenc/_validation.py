@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 
 
-def _show(value) -> str:
+def show_value(value) -> str:
     """A short ``repr`` of ``value`` for error messages."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -27,7 +27,7 @@ def check_int(name: str, value, *, minimum: int | None = None, maximum: int | No
     usually a sign that something upstream divided where it meant to floor-divide.
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {_show(value)} of type {type(value).__name__}")
+        raise TypeError(f"{name} must be an integer, got {show_value(value)} of type {type(value).__name__}")
     value = int(value)
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
@@ -49,7 +49,7 @@ def check_even_int(name: str, value, *, minimum: int = 2) -> int:
 def check_bool(name: str, value) -> bool:
     """Return ``value`` if it is a bool (NumPy's too); refuse strings, numbers and None."""
     if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be True or False, got {_show(value)} of type {type(value).__name__}")
+        raise TypeError(f"{name} must be True or False, got {show_value(value)} of type {type(value).__name__}")
     return bool(value)
 
 
@@ -63,7 +63,7 @@ def check_real(
 ) -> float:
     """Return ``value`` as a finite ``float``, optionally bounded below."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {_show(value)} of type {type(value).__name__}")
+        raise TypeError(f"{name} must be a real number, got {show_value(value)} of type {type(value).__name__}")
     value = float(value)
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}")
@@ -91,7 +91,7 @@ def check_base(value) -> float:
 def check_choice(name: str, value, allowed) -> str:
     """Return ``value`` if it is one of ``allowed`` (strings), else raise naming them all."""
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string, one of {sorted(allowed)}, got {_show(value)}")
+        raise TypeError(f"{name} must be a string, one of {sorted(allowed)}, got {show_value(value)}")
     if value not in allowed:
         raise ValueError(f"{name} must be one of {sorted(allowed)}, got {value!r}")
     return value
@@ -102,7 +102,8 @@ def check_dtype(name: str, value) -> np.dtype:
     try:
         dtype = np.dtype(value)
     except TypeError as error:
-        raise TypeError(f"{name} must be a NumPy floating dtype such as numpy.float32, got {_show(value)}") from error
+        shown = show_value(value)
+        raise TypeError(f"{name} must be a NumPy floating dtype such as numpy.float32, got {shown}") from error
     if not np.issubdtype(dtype, np.floating):
         raise ValueError(f"{name} must be a floating dtype (float16, float32 or float64), got {dtype}")
     return dtype
@@ -122,15 +123,15 @@ def as_real_array(
     try:
         array = np.asarray(value)
     except (ValueError, TypeError) as error:  # ragged nested lists
-        raise ValueError(f"{name} must be a rectangular array of numbers, got {_show(value)}") from error
+        raise ValueError(f"{name} must be a rectangular array of numbers, got {show_value(value)}") from error
     if array.dtype == object or array.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must be an array of real numbers, got dtype {array.dtype} from {_show(value)}")
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {array.dtype} from {show_value(value)}")
     if array.dtype.kind == "b":
         raise TypeError(f"{name} must hold numbers, not booleans")
     if ndim is not None and array.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {array.shape}")
     if array.dtype.kind == "f" and not np.all(np.isfinite(array) | (allow_neg_inf & np.isneginf(array))):
-        raise ValueError(f"{name} must be finite, got non-finite values in {_show(value)}")
+        raise ValueError(f"{name} must be finite, got non-finite values in {show_value(value)}")
     if integer:
         if array.dtype.kind == "f":
             if not np.all(array == np.round(array)):
@@ -138,3 +139,18 @@ def as_real_array(
                 raise ValueError(f"{name} must hold whole numbers (positions are integers), got {bad}")
         return array.astype(np.int64)
     return array.astype(np.float64)
+
+
+def is_torch(x) -> bool:
+    """True for a torch tensor, without importing torch (the kernels work without it)."""
+    return type(x).__module__.startswith("torch") and hasattr(x, "requires_grad")
+
+
+def check_inv_freq(inv_freq) -> np.ndarray:
+    """RoPE speeds: a non-empty 1-D float64 array of finite values >= 0 (radians per position)."""
+    inv_freq = as_real_array("inv_freq", inv_freq, ndim=1)
+    if inv_freq.size == 0:
+        raise ValueError("inv_freq must hold at least one frequency, got an empty array")
+    if np.any(inv_freq < 0):
+        raise ValueError(f"inv_freq must be >= 0 (radians per position), got min {inv_freq.min()}")
+    return inv_freq

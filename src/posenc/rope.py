@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import as_real_array, check_base, check_choice, check_even_int, check_real
+from ._validation import as_real_array, check_base, check_choice, check_even_int, check_inv_freq, check_real, is_torch
 
 __all__ = [
     "LAYOUTS",
@@ -36,10 +36,6 @@ __all__ = [
 
 #: Names of the two pair layouts; "half" pairs ``(j, j + head_dim/2)`` and "interleaved" pairs ``(2j, 2j + 1)``.
 LAYOUTS = ("half", "interleaved")
-
-
-def _is_torch(x) -> bool:
-    return type(x).__module__.startswith("torch") and hasattr(x, "requires_grad")
 
 
 def rope_inv_freq(head_dim: int, base: float = 10000.0) -> np.ndarray:
@@ -79,23 +75,21 @@ def p_rope_inv_freq(head_dim: int, base: float = 10000.0, p: float = 1.0) -> np.
 
     Returns a float64 array of shape ``(head_dim // 2,)``.
     """
-    head_dim = check_even_int("head_dim", head_dim)
-    base = check_base(base)
+    return keep_fastest_pairs(rope_inv_freq(head_dim, base), p)
+
+
+def keep_fastest_pairs(inv_freq, p: float) -> np.ndarray:
+    """p-RoPE's rule: a copy of ``inv_freq`` whose pairs ``j >= int(p * head_dim // 2)`` get speed 0.
+
+    ``head_dim = 2 * len(inv_freq)``; the rule of Barbero et al.'s ``apply_p_rope`` and of
+    ``transformers``' "proportional" rope type (see :func:`p_rope_inv_freq`). Used by
+    :func:`p_rope_inv_freq`, the "proportional" scaling method and ``posenc.nn``'s ``p_rope``.
+    """
+    inv_freq = np.array(check_inv_freq(inv_freq), dtype=np.float64)
     p = check_real("p", p, minimum=0.0)
     if p > 1:
         raise ValueError(f"p must be between 0 and 1 (the fraction of pairs that rotate), got {p}")
-    kept = int(p * head_dim // 2)
-    inv_freq = rope_inv_freq(head_dim, base)
-    inv_freq[kept:] = 0.0
-    return inv_freq
-
-
-def _check_inv_freq(inv_freq) -> np.ndarray:
-    inv_freq = as_real_array("inv_freq", inv_freq, ndim=1)
-    if inv_freq.size == 0:
-        raise ValueError("inv_freq must hold at least one frequency, got an empty array")
-    if np.any(inv_freq < 0):
-        raise ValueError(f"inv_freq must be >= 0 (radians per position), got min {inv_freq.min()}")
+    inv_freq[int(p * (2 * inv_freq.size) // 2) :] = 0.0
     return inv_freq
 
 
@@ -109,7 +103,7 @@ def rope_angles(positions, inv_freq) -> np.ndarray:
     Returns a float64 array of shape ``(len(positions), len(inv_freq))``.
     """
     positions = as_real_array("positions", positions, ndim=1)
-    inv_freq = _check_inv_freq(inv_freq)
+    inv_freq = check_inv_freq(inv_freq)
     return positions[:, None] * inv_freq[None, :]
 
 
@@ -233,12 +227,12 @@ def apply_rope(
     fill), an ordinary tensor except that it cannot be resized in place.
     """
     layout = check_choice("layout", layout, LAYOUTS)
-    inv_freq = _check_inv_freq(inv_freq)
-    if not (_is_torch(x) or isinstance(x, np.ndarray)):
+    inv_freq = check_inv_freq(inv_freq)
+    if not (is_torch(x) or isinstance(x, np.ndarray)):
         raise TypeError(f"x must be a numpy.ndarray or torch.Tensor, got {type(x).__name__}")
     positions, rotated = _check_rope_input(x, positions, inv_freq.size, rotary_dim)
     attention_factor = check_real("attention_factor", attention_factor, positive=True)
-    if _is_torch(x):
+    if is_torch(x):
         from ._rope_torch import rotate_torch
 
         return rotate_torch(x, positions, inv_freq, attention_factor, layout)
@@ -250,6 +244,33 @@ def apply_rope(
     out = np.array(x, copy=True)
     out[..., :rotated] = _rotate_numpy(x[..., :rotated], cos, sin, layout)
     return out
+
+
+def rotate_pairs(x, cos: np.ndarray, sin: np.ndarray, layout: str = "half"):
+    """Rotate every pair of ``x`` (NumPy array or torch tensor) by angles given as their cos and sin.
+
+    ``a' = a cos - b sin``, ``b' = a sin + b cos`` per pair, with pairs as ``layout`` says;
+    ``cos`` and ``sin`` are float64 arrays broadcastable to ``x[..., :head_dim // 2]`` (any
+    factor, such as YaRN's attention factor, already in them). The step that
+    :func:`apply_rope`, M-RoPE (:mod:`posenc.multimodal`) and the dynamic NTK cache
+    (:func:`posenc.dynamic_ntk_cached_keys`) share. float16 and bfloat16 are rotated in float32.
+    Returns the type, shape and dtype of ``x`` (broadcast with the tables).
+    """
+    layout = check_choice("layout", layout, LAYOUTS)
+    if is_torch(x):
+        import torch
+
+        from ._rope_torch import rotate_with_tables, work_dtype
+
+        if not x.is_floating_point():
+            raise TypeError(f"x must have a floating dtype, got {x.dtype}")
+        work = work_dtype(x.dtype)
+        cos_t = torch.as_tensor(np.asarray(cos), dtype=work, device=x.device)
+        sin_t = torch.as_tensor(np.asarray(sin), dtype=work, device=x.device)
+        while cos_t.dim() < x.dim():  # NumPy's broadcasting: missing leading axes are 1
+            cos_t, sin_t = cos_t.unsqueeze(0), sin_t.unsqueeze(0)
+        return rotate_with_tables(x, cos_t, sin_t, layout)
+    return _rotate_numpy(x, np.asarray(cos), np.asarray(sin), layout)
 
 
 def _rotate_numpy(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, layout: str) -> np.ndarray:
@@ -284,14 +305,14 @@ def apply_rope_complex(x, positions, inv_freq, attention_factor: float = 1.0) ->
     Returns a float array of the same shape as ``x`` (float64 unless ``x`` is float32).
     """
     try:
-        x = np.asarray(x.detach().cpu().numpy() if _is_torch(x) else x)
+        x = np.asarray(x.detach().cpu().numpy() if is_torch(x) else x)
     except (ValueError, TypeError) as error:  # ragged nested lists
         raise ValueError(f"x must be a rectangular array of shape (..., seq, head_dim), got {x!r:.60}") from error
     if not np.issubdtype(x.dtype, np.floating):
         raise TypeError(f"x must have a floating dtype, got {x.dtype}")
     if not np.all(np.isfinite(x)):
         raise ValueError("x must be finite, got NaN or infinite entries")
-    inv_freq = _check_inv_freq(inv_freq)
+    inv_freq = check_inv_freq(inv_freq)
     positions = as_real_array("positions", positions, ndim=1)
     _check_x_against(x, positions.size, inv_freq.size)
     attention_factor = check_real("attention_factor", attention_factor, positive=True)

@@ -1,8 +1,9 @@
 """Context-window extension for RoPE: new rotation speeds for a model trained at length ``L``.
 
 Every method is one function ``(head_dim, base, factor, original_max_position_embeddings,
-**params) -> (inv_freq, attention_factor)`` and one entry in :data:`posenc.scaling.SCALING_METHODS`,
-the shape of ``ROPE_INIT_FUNCTIONS`` in the ``transformers`` library
+**params) -> (inv_freq, attention_factor)`` under the :func:`posenc.scaling.scaling_method` decorator, which
+enters it in :data:`posenc.scaling.SCALING_METHODS` and declares what a config must give for it
+(read by :func:`posenc.from_config`); the shape of ``ROPE_INIT_FUNCTIONS`` in the ``transformers`` library
 (``modeling_rope_utils.py``), whose results these functions reproduce for the same
 inputs (they compute in float64 where ``transformers`` uses float32). Call them
 through :func:`posenc.scaled_inv_freq`, which checks the arguments.
@@ -14,10 +15,13 @@ original_max_position_embeddings (the length the model was trained at), pair ind
 
 from __future__ import annotations
 
+import collections.abc
 import functools
 import inspect
 import math
-from collections.abc import Callable
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,56 +33,170 @@ from ._validation import (
     check_int,
     check_real,
 )
-from .rope import LAYOUTS, _rotate_numpy, rope_inv_freq
+from .rope import LAYOUTS, keep_fastest_pairs, rope_inv_freq, rotate_pairs
 
-__all__ = [
+__all__ = [  # the registered methods' functions are added below, where they are defined
     "SCALING_METHODS",
-    "default_scaling",
+    "ConfigParameter",
+    "MethodSpec",
     "dynamic_ntk_cached_keys",
-    "dynamic_ntk_scaling",
-    "linear_scaling",
-    "llama3_scaling",
+    "dynamic_ntk_factor",
     "longrope_attention_factor",
-    "yarn_matched_betas",
-    "longrope_scaling",
     "ntk_scaled_base",
-    "ntk_scaling",
-    "proportional_scaling",
     "scaled_inv_freq",
     "scaling_method",
     "yarn_attention_factor",
     "yarn_correction_dim",
     "yarn_correction_range",
+    "yarn_matched_betas",
     "yarn_ramp",
-    "yarn_scaling",
     "yarn_softmax_scale_multiplier",
 ]
 
 ScalingFunction = Callable[..., "tuple[np.ndarray, float]"]
 
+#: Method name -> function returning ``(inv_freq, attention_factor)``, in the order of definition.
+#: The :func:`posenc.scaling.scaling_method` decorator fills it: a new method is one decorated function.
+SCALING_METHODS: dict[str, ScalingFunction] = {}
 
-def scaling_method(method: str) -> Callable[[Callable], ScalingFunction]:
-    """Decorator: give a method function the common signature, argument checks and return types.
+_LENGTHS = ("original", "max", None)
+_FACTORS = ("required", "optional", "derived", None)
 
-    The wrapped function is called as ``f(head_dim, base=10000.0, factor=1.0,
-    original_max_position_embeddings=2048, **params)``; the checks of the common
-    arguments and of ``params`` (against the function's keyword-only parameters) are
-    done here once, so each method body holds only its formula. ``method`` is the
-    registry name used in error messages.
+
+@dataclass(frozen=True)
+class ConfigParameter:
+    """A keyword-only parameter of a method as a config gives it: ``kind`` is "number", "bool" or "numbers"."""
+
+    name: str
+    kind: str
+    required: bool  # the config must give it (transformers reads it without a default)
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """What a scaling method declares about itself, once, where it is defined (:func:`posenc.scaling.scaling_method`).
+
+    :func:`posenc.from_config` reads a config's rope parameters through it, :class:`posenc.nn.RotaryEmbedding`
+    asks it whether the speeds follow the current length, and the API page prints it as a table.
     """
 
+    name: str
+    length: str | None  # which config length is L: "original", "max" or None (the method does not use L)
+    factor: str | None  # "required", "optional" (1.0), "derived" (max_position_embeddings / L) or None (unused)
+    parameters: tuple[ConfigParameter, ...]  # keyword-only parameters read from the config, same names
+    reads_seq_len: bool  # takes the current sequence length ``seq_len``
+    seq_len_required: bool
+    partial_rotary: bool  # takes ``partial_rotary_factor`` itself, over the whole head (p-RoPE)
+    config_aliases: tuple[str, ...]  # other ``rope_type`` names a config may use for it
+
+    @property
+    def config_names(self) -> tuple[str, ...]:
+        """Every ``rope_type`` a config may name this method by."""
+        return (self.name, *self.config_aliases)
+
+
+def scaling_method(
+    name: str,
+    *,
+    length: str | None = "original",
+    factor: str | None = "required",
+    config_required: tuple[str, ...] = (),
+    not_in_config: tuple[str, ...] = (),
+    partial_rotary: bool = False,
+    config_aliases: tuple[str, ...] = (),
+) -> Callable[[Callable], ScalingFunction]:
+    """Register a scaling method: the decorator is the registration and its whole description.
+
+    The function is called as ``f(head_dim, base, factor, original_max_position_embeddings,
+    **params)`` and returns ``(inv_freq, attention_factor)``; the decorator checks the common
+    arguments and ``params`` (against the function's keyword-only parameters) once, so the body
+    holds only the formula, and enters it in :data:`posenc.scaling.SCALING_METHODS` under ``name``. A method
+    that takes only the standard arguments needs nothing more. What a config must give
+    (read by :func:`posenc.from_config`), when it differs from the defaults:
+
+    * ``length``: which config length is the trained length ``L``: "original"
+      (``original_max_position_embeddings``, else ``max_position_embeddings``), "max"
+      (``max_position_embeddings``, as transformers' dynamic NTK) or None (not used);
+    * ``factor``: "required", "optional" (1.0 when absent), "derived" (``max_position_embeddings / L``
+      when absent, as transformers does for YaRN and LongRoPE) or None (not used);
+    * ``config_required``: keyword-only parameters a config must give (transformers reads them
+      without a default); the others are read when present, by their own names, as numbers,
+      booleans or lists of numbers after their annotations;
+    * ``not_in_config``: keyword-only parameters never read from a config;
+    * ``partial_rotary``: the method takes ``partial_rotary_factor`` itself and keeps the whole head;
+    * ``config_aliases``: other ``rope_type`` names configs use for it.
+
+    A keyword-only ``seq_len`` is the current sequence length, given by the caller (never a
+    config field); a method that takes it has speeds that change with the length.
+    """
+    for argument, value, allowed in (("length", length, _LENGTHS), ("factor", factor, _FACTORS)):
+        if value not in allowed:
+            raise ValueError(f"{argument} must be one of {list(allowed)}, got {value!r}")
+
     def decorate(function: Callable) -> ScalingFunction:
-        return _checked(method, function)
+        if name in SCALING_METHODS:
+            raise ValueError(f"a scaling method called {name!r} is already registered")
+        checked = _checked(name, function)
+        checked.spec = _spec(
+            name, function, length, factor, config_required, not_in_config, partial_rotary, config_aliases
+        )
+        SCALING_METHODS[name] = checked
+        return checked
 
     return decorate
 
 
-def _checked(method: str, function: Callable) -> ScalingFunction:
-    allowed = {
+def _keyword_only(function: Callable) -> dict[str, inspect.Parameter]:
+    return {
         name: p
         for name, p in inspect.signature(function).parameters.items()
         if p.kind is inspect.Parameter.KEYWORD_ONLY
     }
+
+
+def _kind(annotation, default) -> str:
+    """"bool", "numbers" or "number", after a parameter's annotation (else its default)."""
+    if annotation is inspect.Parameter.empty:
+        return "bool" if isinstance(default, bool) else "number"
+    kinds = set(typing.get_args(annotation)) or {annotation}
+    if bool in kinds:
+        return "bool"
+    if any(typing.get_origin(k) in (list, tuple, collections.abc.Sequence) for k in kinds):
+        return "numbers"
+    return "number"
+
+
+def _spec(name, function, length, factor, config_required, not_in_config, partial_rotary, config_aliases):
+    keyword_only = _keyword_only(function)
+    hints = typing.get_type_hints(function)
+    for listed in (*config_required, *not_in_config, *(["partial_rotary_factor"] if partial_rotary else [])):
+        if listed not in keyword_only:
+            raise ValueError(f"method {name!r} declares {listed!r}, which is not one of its keyword-only parameters")
+    skipped = {"seq_len", *not_in_config, *(["partial_rotary_factor"] if partial_rotary else [])}
+    parameters = tuple(
+        ConfigParameter(
+            key,
+            _kind(hints.get(key, inspect.Parameter.empty), p.default),
+            key in config_required or p.default is inspect.Parameter.empty,
+        )
+        for key, p in keyword_only.items()
+        if key not in skipped
+    )
+    seq_len = keyword_only.get("seq_len")
+    return MethodSpec(
+        name=name,
+        length=length,
+        factor=factor,
+        parameters=parameters,
+        reads_seq_len=seq_len is not None,
+        seq_len_required=seq_len is not None and seq_len.default is inspect.Parameter.empty,
+        partial_rotary=partial_rotary,
+        config_aliases=tuple(config_aliases),
+    )
+
+
+def _checked(method: str, function: Callable) -> ScalingFunction:
+    allowed = _keyword_only(function)
 
     @functools.wraps(function)
     def checked(head_dim, base=10000.0, factor=1.0, original_max_position_embeddings=2048, **params):
@@ -100,13 +218,13 @@ def _checked(method: str, function: Callable) -> ScalingFunction:
     return checked
 
 
-@scaling_method("default")
+@scaling_method("default", length=None, factor=None, config_aliases=("mrope",))
 def default_scaling(head_dim, base, factor, original_max_position_embeddings):
     """No scaling: ``theta_i = b ** (-2i/d)`` (RoFormer, Su et al. 2021, eq. 15); ``factor`` is ignored."""
     return rope_inv_freq(head_dim, base), 1.0
 
 
-@scaling_method("linear")
+@scaling_method("linear", length=None)
 def linear_scaling(head_dim, base, factor, original_max_position_embeddings):
     """Position interpolation: every speed divided by ``s``, i.e. position ``m`` read as ``m / s``.
 
@@ -130,7 +248,7 @@ def ntk_scaled_base(base: float, factor: float, head_dim: int) -> float:
     return base * factor ** (head_dim / (head_dim - 2))
 
 
-@scaling_method("ntk")
+@scaling_method("ntk", length=None)
 def ntk_scaling(head_dim, base, factor, original_max_position_embeddings):
     """NTK-aware scaling: RoPE with the base raised to :func:`posenc.ntk_scaled_base`.
 
@@ -154,8 +272,8 @@ def dynamic_ntk_factor(factor: float, seq_len: int, original_max_position_embedd
     return factor * max(seq_len, length) / length - (factor - 1)
 
 
-@scaling_method("dynamic")
-def dynamic_ntk_scaling(head_dim, base, factor, original_max_position_embeddings, *, seq_len):
+@scaling_method("dynamic", length="max")
+def dynamic_ntk_scaling(head_dim, base, factor, original_max_position_embeddings, *, seq_len: int):
     """Dynamic NTK: NTK-aware scaling whose factor grows with the current length ``seq_len``.
 
     emozilla, "Dynamically Scaled RoPE further increases performance of long context
@@ -220,7 +338,7 @@ def dynamic_ntk_cached_keys(
     angles = positions[:, None] * speeds[:-1]
     error = positions[:, None] * (speeds[:-1] - speeds[-1])
     error = np.angle(np.exp(1j * error))  # wrapped to (-pi, pi]
-    return _rotate_numpy(keys, np.cos(angles), np.sin(angles), layout), error
+    return rotate_pairs(keys, np.cos(angles), np.sin(angles), layout), error
 
 
 def _yarn_mscale(factor: float, mscale: float = 1.0) -> float:
@@ -393,20 +511,20 @@ def yarn_ramp(
     return np.clip((np.arange(head_dim // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
 
 
-@scaling_method("yarn")
+@scaling_method("yarn", factor="derived")
 def yarn_scaling(
     head_dim,
     base,
     factor,
     original_max_position_embeddings,
     *,
-    beta_fast=32.0,
-    beta_slow=1.0,
-    attention_factor=None,
-    mscale=None,
-    mscale_all_dim=None,
-    truncate=True,
-    extrapolation_factor=1.0,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+    attention_factor: float | None = None,
+    mscale: float | None = None,
+    mscale_all_dim: float | None = None,
+    truncate: bool = True,
+    extrapolation_factor: float = 1.0,
 ):
     """YaRN: "NTK-by-parts" interpolation plus an attention temperature (Peng et al. 2023, sections 3.2 and 3.4).
 
@@ -438,9 +556,10 @@ def yarn_scaling(
     return inv_freq, attention_factor
 
 
-@scaling_method("llama3")
+@scaling_method("llama3", config_required=("low_freq_factor", "high_freq_factor"))
 def llama3_scaling(
-    head_dim, base, factor, original_max_position_embeddings, *, low_freq_factor=1.0, high_freq_factor=4.0
+    head_dim, base, factor, original_max_position_embeddings, *, low_freq_factor: float = 1.0,
+    high_freq_factor: float = 4.0
 ):
     """Llama 3.1 scaling: keep short wavelengths, divide long ones by ``s``, blend in between.
 
@@ -506,18 +625,24 @@ def _pair_factors(name: str, value, n_pairs: int) -> np.ndarray:
     return factors
 
 
-@scaling_method("longrope")
+@scaling_method(
+    "longrope",
+    factor="derived",
+    config_required=("short_factor", "long_factor"),
+    not_in_config=("max_position_embeddings",),
+    config_aliases=("su",),  # Phi-3's first configs; transformers reads it as longrope
+)
 def longrope_scaling(
     head_dim,
     base,
     factor,
     original_max_position_embeddings,
     *,
-    short_factor=None,
-    long_factor=None,
-    seq_len=None,
-    attention_factor=None,
-    max_position_embeddings=None,
+    short_factor: Sequence[float] | None = None,
+    long_factor: Sequence[float] | None = None,
+    seq_len: int | None = None,
+    attention_factor: float | None = None,
+    max_position_embeddings: int | None = None,
 ):
     """LongRoPE: each pair's speed divided by its own searched factor (Phi-3's rope_type).
 
@@ -557,8 +682,10 @@ def longrope_scaling(
     return rope_inv_freq(head_dim, base) / chosen, attention_factor
 
 
-@scaling_method("proportional")
-def proportional_scaling(head_dim, base, factor, original_max_position_embeddings, *, partial_rotary_factor=1.0):
+@scaling_method("proportional", length=None, factor="optional", partial_rotary=True)
+def proportional_scaling(
+    head_dim, base, factor, original_max_position_embeddings, *, partial_rotary_factor: float = 1.0
+):
     """Proportional RoPE: the fastest pairs keep their speeds, the rest get speed 0, all divided by ``s``.
 
     As ``transformers`` computes it (``_compute_proportional_rope_parameters`` in
@@ -572,24 +699,7 @@ def proportional_scaling(head_dim, base, factor, original_max_position_embedding
     partial_rotary_factor = check_real("partial_rotary_factor", partial_rotary_factor, minimum=0.0)
     if partial_rotary_factor > 1.0:
         raise ValueError(f"partial_rotary_factor must be <= 1.0 (a fraction of head_dim), got {partial_rotary_factor}")
-    n_rotated = int(partial_rotary_factor * head_dim // 2)
-    inv_freq = rope_inv_freq(head_dim, base)
-    inv_freq[n_rotated:] = 0.0
-    return inv_freq / factor, 1.0
-
-
-#: Method name -> function returning ``(inv_freq, attention_factor)``. A new method is
-#: one function plus one entry here.
-SCALING_METHODS: dict[str, ScalingFunction] = {
-    "default": default_scaling,
-    "linear": linear_scaling,
-    "ntk": ntk_scaling,
-    "dynamic": dynamic_ntk_scaling,
-    "yarn": yarn_scaling,
-    "llama3": llama3_scaling,
-    "longrope": longrope_scaling,
-    "proportional": proportional_scaling,
-}
+    return keep_fastest_pairs(rope_inv_freq(head_dim, base), partial_rotary_factor) / factor, 1.0
 
 
 def scaled_inv_freq(
@@ -604,8 +714,9 @@ def scaled_inv_freq(
 
     Parameters
     ----------
-    method : {"default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope", "proportional"}
-        See the function of the same family for each formula and its source.
+    method : str
+        A key of :data:`posenc.scaling.SCALING_METHODS`; each method's function gives its formula and source,
+        and the API page's table what it reads from a config.
     head_dim : int
         Even; at least 4 for "ntk" and "dynamic" (their exponent is ``d / (d - 2)``).
     base : float
@@ -615,12 +726,8 @@ def scaled_inv_freq(
     original_max_position_embeddings : int
         The context length ``L`` the model was trained at.
     **params
-        Method parameters: ``seq_len`` (required by "dynamic"); ``beta_fast``,
-        ``beta_slow``, ``attention_factor``, ``mscale``, ``mscale_all_dim``,
-        ``truncate``, ``extrapolation_factor`` ("yarn"); ``low_freq_factor``,
-        ``high_freq_factor`` ("llama3"); ``short_factor``, ``long_factor``, ``seq_len``,
-        ``attention_factor``, ``max_position_embeddings`` ("longrope");
-        ``partial_rotary_factor`` ("proportional").
+        The method's keyword-only parameters (its function lists them), e.g. ``seq_len`` for
+        "dynamic", ``beta_fast`` and ``beta_slow`` for "yarn".
 
     Returns
     -------
@@ -629,3 +736,6 @@ def scaled_inv_freq(
     """
     check_choice("method", method, SCALING_METHODS)
     return SCALING_METHODS[method](head_dim, base, factor, original_max_position_embeddings, **params)
+
+
+__all__ += [function.__name__ for function in SCALING_METHODS.values()]

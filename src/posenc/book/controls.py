@@ -1,7 +1,7 @@
 """An explorer's controls: sliders (linear or logarithmic) and menus, and how a value reads.
 
-:func:`slider` and :func:`choice` describe a control (kind, range, default, label); the live
-form (:mod:`posenc.book.widgets`) turns it into an ipywidget, the website's form
+:func:`posenc.book.controls.slider` and :func:`posenc.book.controls.choice` describe a control (kind,
+range, default, label); the live form (:mod:`posenc.book.widgets`) turns it into an ipywidget, the website's form
 (:mod:`posenc.book.webfigure`, :mod:`posenc.book.player`) into a grid of values and an HTML control.
 """
 

@@ -2,6 +2,12 @@
 
 * It adds the book's stylesheet (``_book_static/posenc-book.css``: code cells that fit 88
   columns, a slightly wider article on wide screens).
+* It links the explorers' player (:data:`posenc.book.player.PLAYER_FILES`: styles, browser
+  formulas, player) on each page that has an explorer, and takes out of that page the copies
+  that every explorer's HTML carries inline for a notebook's output
+  (:func:`posenc.book.player.player_code`): the browser loads the code once for the whole site
+  instead of once per explorer. The files are in the page's head, so they are defined before
+  the explorers' own scripts call them.
 * It removes duplicate inline scripts from every page. Under Jupyter Book 1, sphinx-thebe
   adds its configuration script once per read phase, and a page that declares
   ``const THEBE_JS_URL`` twice stops with a JavaScript error. Scripts with a body are
@@ -11,6 +17,8 @@
   ``_static/scripts/fontawesome.js`` (about 1.4 MB, 0.54 MB gzipped: a third of a chapter's
   first visit) swaps each icon for an inline SVG. The script is replaced by a one-line stub
   after the build, so the icons come from the stylesheet's font.
+* It adds the ``scaling-methods`` directive: the API page's table of scaling methods, written
+  from what each registered method declares (:mod:`posenc.book.methods_table`).
 * It keeps punctuation on the line of the inline math it follows. Browsers may break a
   line between typeset math (an inline block) and the comma after it, which leaves the
   comma alone at the start of a line; the pair is wrapped in a ``posenc-nobreak`` span.
@@ -23,7 +31,9 @@ from pathlib import Path
 
 from docutils import nodes
 
-STATIC = Path(__file__).with_name("_book_static")
+from .player import PLAYER_FILES, STATIC, player_code
+
+EXPLORER_MARK = 'class="posenc-explorer"'
 
 
 def _deduplicate_scripts(app, pagename, templatename, context, doctree):
@@ -64,6 +74,19 @@ def _keep_punctuation_with_math(app, doctree, docname):
             parent.remove(following)
 
 
+def _link_player(app, pagename, templatename, context, doctree):
+    """On a page with an explorer: link the player's files, drop the inline copies of them."""
+    body = context.get("body")
+    if not body or EXPLORER_MARK not in body:
+        return
+    context["body"] = body.replace(player_code(), "")
+    for name in PLAYER_FILES:
+        if name.endswith(".css"):
+            app.add_css_file(name)
+        else:
+            app.add_js_file(name)
+
+
 ICON_SCRIPT = Path("_static") / "scripts" / "fontawesome.js"
 ICON_STUB = "/* posenc: the theme's icons come from its stylesheet's web font; see posenc.book.sphinxext */\n"
 
@@ -83,8 +106,13 @@ def _add_static(app):
 
 
 def setup(app):
+    from .methods_table import ScalingMethodsTable
+
+    app.add_directive("scaling-methods", ScalingMethodsTable)
+    app.setup_extension("posenc.book.citation")
     app.connect("builder-inited", _add_static)
     app.add_css_file("posenc-book.css")
+    app.connect("html-page-context", _link_player)  # before _deduplicate_scripts copies the page's list
     app.connect("html-page-context", _deduplicate_scripts, priority=900)
     app.connect("doctree-resolved", _keep_punctuation_with_math)
     app.connect("build-finished", _drop_icon_script)

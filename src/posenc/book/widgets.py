@@ -4,9 +4,10 @@ In a live kernel (JupyterLab, Colab, Binder) an :class:`Explorer` shows ipywidge
 controls that redraw the figure; on the static website, where no kernel runs, it shows the
 same figure redrawn in the browser (:mod:`posenc.book.player`): every control works there,
 over a grid of its values, from posenc's numbers recorded at build time
-(:mod:`posenc.book.webfigure`), in inline HTML and JavaScript that loads nothing from other
-hosts. The environment variable ``POSENC_STATIC=1`` (set by ``make book`` and the test build)
-selects the website's form.
+(:mod:`posenc.book.webfigure`), by a script that loads nothing from other hosts (the player's
+files in the book's static folder, inline in a notebook's output and linked on the website).
+The environment variable ``POSENC_STATIC=1`` (set by ``make book`` and the test build) selects
+the website's form.
 
 A chapter writes one ``setup(fig)`` function that draws the figure and returns an
 ``update(**values)`` function; ``update`` changes the artists that depend on the
@@ -73,7 +74,8 @@ class Explorer:
         the artists that depend on the controls and returns them (or ``None`` for a
         full redraw).
     controls : dict
-        Name -> :func:`slider` or :func:`choice`; the names are ``update``'s keywords.
+        Name -> :func:`~posenc.book.controls.slider` or :func:`~posenc.book.controls.choice`; the
+        names are ``update``'s keywords.
     animate : str
         The main control: the website's play button steps through it.
     alt : str or callable

@@ -1,4 +1,4 @@
-"""``python -m posenc.course``: grade a class, or write the student, teacher, nbgrader or website edition."""
+"""``python -m posenc.course``: grade a class, write an edition, or test the checkers (mutants, contract)."""
 
 from __future__ import annotations
 
@@ -46,6 +46,14 @@ def parser(prog: str = "python -m posenc.course") -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=f"write {text}")
         sub.add_argument("source", type=Path, help="a chapter notebook or the chapters/ folder")
         sub.add_argument("output", type=Path, help="the folder to write")
+    mutants = commands.add_parser("mutants", help="mutation-test the checkers against their model answers")
+    mutants.add_argument("--exercise", action="append", help="an exercise name (repeat for several; default all)")
+    mutants.add_argument("--chapters", type=Path, default=Path("chapters"), help="the chapter notebooks' folder")
+    mutants.add_argument("--sample", type=int, default=None, help="check a seeded sample of this many per exercise")
+    mutants.add_argument("--timeout", type=_seconds, default=2.0, help="seconds per case for a mutant")
+    mutants.add_argument("--verbose", action="store_true", help="one line per mutant: verdict and hint")
+    contract = commands.add_parser("contract", help="print an exercise's 'Checked with' sentence for its task text")
+    contract.add_argument("exercise", help="the exercise's name, e.g. rope")
     site = commands.add_parser("site", help="write a copy of the book whose chapters are the student edition")
     site.add_argument("book", type=Path, help="the book's root folder (with _toc.yml)")
     site.add_argument("output", type=Path)
@@ -74,6 +82,29 @@ def main(argv: list[str] | None = None, prog: str = "python -m posenc.course") -
                 log=lambda text: print(text, file=sys.stderr),
             )
             print(f"wrote {path} and {args.out / 'feedback'}/")
+        elif args.command == "contract":
+            import textwrap
+
+            from .exercises import EXERCISES
+
+            if args.exercise not in EXERCISES:
+                return _fail(prog, f"no exercise called {args.exercise!r}; the known ones are: {', '.join(EXERCISES)}")
+            print(textwrap.fill(EXERCISES[args.exercise].contract(), width=88, break_on_hyphens=False))
+        elif args.command == "mutants":
+            from .exercises import EXERCISES
+            from .mutants import main_report, run_exercise
+
+            names = args.exercise or list(EXERCISES)
+            unknown = [n for n in names if n not in EXERCISES]
+            if unknown:
+                return _fail(prog, f"no exercise called {unknown[0]!r}; the known ones are: {', '.join(EXERCISES)}")
+            reports = []
+            for name in names:
+                reports.append(run_exercise(EXERCISES[name], args.chapters, sample=args.sample, timeout=args.timeout))
+                print(reports[-1].row(), file=sys.stderr, flush=True)
+            print(main_report(reports, verbose=args.verbose))
+            bad = sum(r.count("survived") for r in reports) + sum(bool(r.model_ok) for r in reports)
+            return 1 if bad else 0
         elif args.command == "site":
             out = editions.write_site_source(args.book, args.output)
             print(f"wrote the student website's sources to {out}/")

@@ -14,7 +14,7 @@ notebook, or one, and in the copy:
   from its own folder.
 
 ``teacher`` writes the chapters with their solutions and, under each exercise, its
-points, time and rubric (:mod:`posenc.course.data`). ``nbgrader`` writes an nbgrader
+points, time and rubric (from the chapter's module in :mod:`posenc.course.exercises`). ``nbgrader`` writes an nbgrader
 source version: solution regions between ``### BEGIN SOLUTION`` and ``### END SOLUTION``
 with nbgrader's cell metadata, check cells as autograded tests, an answer cell for each
 prediction and investigation, and no solution prose or demonstration at all. ``site``
@@ -181,7 +181,10 @@ def student_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
 def _teacher_note(label: str) -> str:
     activity = ACTIVITIES.get(label)
     if activity is None:
-        return f"**Teacher's note ({label}):** not in posenc.course.data; give it points and a rubric there."
+        return (
+            f"**Teacher's note ({label}):** not in its chapter's ACTIVITIES (posenc.course.exercises.ch"
+            f"{label[5:7]}); give it points and a rubric there."
+        )
     head = f"**Teacher's note: {activity.kind}, {activity.points} points, about {activity.minutes} minutes.**"
     if activity.check:
         return (

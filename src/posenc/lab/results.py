@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from .._files import atomic_path
-from .._validation import _show, check_bool, check_choice, check_int
+from .._validation import check_bool, check_choice, check_int, show_value
 from .model import ModelConfig, TinyTransformer
 
 __all__ = [
@@ -229,11 +229,11 @@ def _per_seed(runs, seeds=None) -> dict[int, dict[tuple, dict]]:
     Two runs of one (task, scheme, seed) with different settings (a file that mixes them)
     raise ``ValueError``: a seed's value must be one number."""
     if not isinstance(runs, list | tuple) or not runs:
-        raise TypeError(f"runs must be a non-empty list of run records (results['runs']), got {_show(runs)}")
+        raise TypeError(f"runs must be a non-empty list of run records (results['runs']), got {show_value(runs)}")
     found: dict[int, dict[tuple, dict]] = defaultdict(dict)
     for n, record in enumerate(runs):
         if not isinstance(record, dict) or "config" not in record or "evaluations" not in record:
-            raise TypeError(f"runs[{n}] must be a run record with 'config' and 'evaluations', got {_show(record)}")
+            raise TypeError(f"runs[{n}] must be a run record with 'config' and 'evaluations', got {show_value(record)}")
         config = record["config"]
         for evaluation in record["evaluations"]:
             key = _configuration(config, evaluation)
@@ -246,7 +246,7 @@ def _per_seed(runs, seeds=None) -> dict[int, dict[tuple, dict]]:
     if seeds is None:
         return dict(sorted(found.items()))
     if isinstance(seeds, str | bytes) or not hasattr(seeds, "__iter__"):
-        raise TypeError(f"seeds must be a list of seed numbers or None, got {_show(seeds)}")
+        raise TypeError(f"seeds must be a list of seed numbers or None, got {show_value(seeds)}")
     chosen = [check_int("seeds", seed, minimum=0) for seed in seeds]
     missing = [seed for seed in chosen if seed not in found]
     if not chosen or missing:
@@ -300,7 +300,7 @@ def seeds_agreeing(runs, condition, seeds=None) -> tuple[int, int]:
     """
     seeds = _per_seed(runs, seeds)
     if not callable(condition):
-        raise TypeError(f"condition must be a function of at(...), got {_show(condition)}")
+        raise TypeError(f"condition must be a function of at(...), got {show_value(condition)}")
     agreeing = 0
     for seed, results in seeds.items():
 
@@ -336,7 +336,7 @@ def t_quantile(probability: float, df: int) -> float:
     """
     df = check_int("df", df, minimum=1)
     if not isinstance(probability, float | int) or not 0.5 <= probability < 1:
-        raise ValueError(f"probability must be in [0.5, 1), got {_show(probability)}")
+        raise ValueError(f"probability must be in [0.5, 1), got {show_value(probability)}")
     scale = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
 
     def mass(t: float) -> float:  # P(0 < T < t) = integral of the density over u = atan(t')
@@ -428,10 +428,10 @@ def paired_difference(first, second, level: float = 0.95) -> dict:
 def _finite_values(values) -> np.ndarray:
     array = np.asarray(values, dtype=np.float64)
     if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)):
-        raise ValueError(f"values must be a non-empty 1-D list of finite numbers, got {_show(values)}")
+        raise ValueError(f"values must be a non-empty 1-D list of finite numbers, got {show_value(values)}")
     return array
 
 
 def _check_level(level) -> None:
     if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
-        raise ValueError(f"level must be a number between 0 and 1 (0.95 for 95%), got {_show(level)}")
+        raise ValueError(f"level must be a number between 0 and 1 (0.95 for 95%), got {show_value(level)}")

@@ -3,7 +3,9 @@
 import numpy as np
 
 from ... import attention
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
+from ..inputs import Reals
 
 
 def _case(n, d_model, d_k, d_v, scale=1.0, seed=0):
@@ -61,6 +63,13 @@ def _overflowed(kwargs, got, expected):
     return bool(np.isfinite(expected).all() and not np.isfinite(got).all())
 
 
+_TORCH = """
+def my_self_attention(x, w_q, w_k, w_v):
+    x, w_q, w_k, w_v = (torch.as_tensor(np.array(a), dtype=torch.float64) for a in (x, w_q, w_k, w_v))
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    return torch.softmax(q @ k.T / math.sqrt(q.shape[-1]), dim=-1) @ v
+"""
+
 EXERCISE = Exercise(
     "self_attention",
     "my_self_attention(x, w_q, w_k, w_v)",
@@ -80,11 +89,50 @@ EXERCISE = Exercise(
         "d is the width of the queries and keys (w_q.shape[1], q.shape[-1]), not the width of x: "
         "here the projections are not square": _scale_by_model_width,
     },
+    answers=(_TORCH,),
     hidden=_hidden,
+    args={"x": Reals(), "w_q": Reals(), "w_k": Reals(), "w_v": Reals()},
+    boundaries=[
+        _case(1, 1, 1, 1, seed=6),  # one token: its weight is 1
+        _case(4, 3, 1, 2, seed=7),  # d = 1: the scale is 1
+        _case(2, 5, 5, 1, scale=10.0, seed=8),
+        _case(12, 8, 8, 8, scale=40.0, seed=10),  # large scores, near ties: float32 is off by 1e-4 relative here
+    ],
+    precision="compute in float64 (large scores lose digits in float32)",
     detectors={
         "your output has inf or NaN where the answer is finite: exp overflows on large scores; subtract each "
         "row's maximum score before exp (it cancels in the ratio)": _overflowed,
     },
-    hides=("posenc.attention:self_attention", "posenc.attention:scaled_dot_product_attention"),
     label="ex-ch01-attention",
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=20),
+    prediction(
+        "ex-ch01-predict-mask",
+        10,
+        "Only a and b change; c and d keep their outputs.",
+        (
+            "Reason: under the mask a word's output depends on itself and the set of words up to it, and attention "
+            "ignores their order: a and b now see different sets, c and d the same ones."
+        ),
+    ),
+    investigation(
+        "ex-ch01-float16",
+        20,
+        (
+            "Finds by search the first length with a shared code, n = 2051 (positions 1537 and 1538): float16's "
+            "spacing just below 1 is 2^-11, and the step 1/(n-1) must fall a little below it."
+        ),
+        (
+            "Counts the neighbour pairs sharing a code with normalized_code_collisions and plots their share "
+            "against n: at n = 4097, 1024 of 4096 (25%), all among positions >= 2048."
+        ),
+        (
+            "Explains why neighbours suffice: rounding never reverses order, so if p < q share a code, every "
+            "position between them does too, p and p + 1 included."
+        ),
+    ),
 )

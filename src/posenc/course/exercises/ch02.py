@@ -3,7 +3,9 @@
 import numpy as np
 
 from ... import absolute
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
+from ..inputs import Real, Whole
 
 
 def _table(n_positions, d_model, angle):
@@ -94,7 +96,15 @@ def _hidden(rng):
     ]
 
 
-_PRECISION = "form the angles in float64: at position 300000 float32 angles are off by about 0.02 radians"
+_EXP_LOG = """
+def my_sinusoidal(n_positions, d_model, base=10000.0):
+    position = np.arange(n_positions, dtype=np.float64)[:, None]
+    div_term = np.exp(np.arange(0, d_model, 2) * (-math.log(base) / d_model))
+    table = np.zeros((n_positions, d_model))
+    table[:, 0::2] = np.sin(position * div_term)
+    table[:, 1::2] = np.cos(position * div_term[: d_model // 2])
+    return table
+"""
 
 EXERCISE = Exercise(
     "sinusoidal",
@@ -106,7 +116,7 @@ EXERCISE = Exercise(
         {"n_positions": 7, "d_model": 6, "base": 100.0},
         {"n_positions": 1, "d_model": 2},
         {"n_positions": 9, "d_model": 5, "_hint": _ODD},
-        {"n_positions": 300_000, "d_model": 4, "_precision": _PRECISION},
+        {"n_positions": 300_000, "d_model": 4},  # float32 angles are off by about 0.02 radians here
     ],
     {
         "sin and cos are swapped: even columns (0, 2, ...) hold the sines, odd columns the cosines": _swapped,
@@ -118,9 +128,41 @@ EXERCISE = Exercise(
         "use the base argument: your table is the one for base 10000 whatever base is passed": _ignores_base,
         "form the angles in float64: float32 angles lose accuracy as positions grow (about 0.02 radians at position 300000)": _float32,
     },
+    answers=(_EXP_LOG,),
     hidden=_hidden,
+    args={"n_positions": Whole(), "d_model": Whole(), "base": Real()},
+    boundaries=[
+        {"n_positions": 3, "d_model": 1, "_hint": _ODD},  # one column: the sine of pair 0
+        {"n_positions": 5, "d_model": 3, "base": 10.0, "_hint": _ODD},
+        {"n_positions": 2, "d_model": 8, "base": 2.0},
+    ],
+    precision="form the angles in float64",
     detectors={_ODD: _odd_shape},
     error_hints={_ODD: _odd_error},
-    hides=("posenc.absolute:sinusoidal",),
     label="ex-ch02-sinusoidal",
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=20),
+    prediction(
+        "ex-ch02-predict-base",
+        10,
+        "No calm half: all 32 pairs complete a turn within 128 positions, each at least two.",
+        (
+            "Longest wavelength 2 pi 10^(62/64), about 58 tokens; neighbour ratio 10^(2/64), about 1.07 instead of "
+            "1.33."
+        ),
+    ),
+    investigation(
+        "ex-ch02-turns",
+        15,
+        (
+            "Counts the pairs with at least one turn within 512 positions (wavelength <= 512): 123 of the 256, "
+            "fewer than half."
+        ),
+        "Longest wavelength 2 pi 10000^(510/512), about 60,611 tokens.",
+        "Compares: just short of 2 pi 10000 (about 62,832), since the last exponent is 510/512, not 1.",
+    ),
 )

@@ -3,7 +3,9 @@
 import numpy as np
 
 from ... import absolute
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
+from ..inputs import Whole
 
 
 def _msb_first(n_positions, n_bits):
@@ -44,6 +46,15 @@ def _hidden(rng):
     return [{"n_positions": n, "n_bits": max(1, (n - 1).bit_length()) + int(rng.integers(0, 3))} for n in sizes]
 
 
+_LOOPS = """
+def my_binary(n_positions, n_bits):
+    table = np.zeros((n_positions, n_bits), dtype=int)
+    for p in range(n_positions):
+        for j in range(n_bits):
+            table[p, j] = p // 2**j % 2
+    return table
+"""
+
 EXERCISE = Exercise(
     "binary",
     "my_binary(n_positions, n_bits)",
@@ -61,9 +72,44 @@ EXERCISE = Exercise(
     },
     returns="array",
     binary=True,
+    answers=(_LOOPS,),
     hidden=_hidden,
+    args={"n_positions": Whole(), "n_bits": Whole()},
+    boundaries=[
+        {"n_positions": 2, "n_bits": 1},
+        {"n_positions": 8, "n_bits": 3},  # exactly 2**n_bits positions
+        {"n_positions": 9, "n_bits": 4},  # one past
+        {"n_positions": 256, "n_bits": 8},
+        {"n_positions": 257, "n_bits": 9},
+        {"n_positions": 3, "n_bits": 6},  # more bits than needed: the top ones are 0
+    ],
+    domain=lambda kwargs: kwargs["n_bits"] >= max(1, (kwargs["n_positions"] - 1).bit_length()),
     detectors={_UINT8: _eight_columns},
     error_hints={_UINT8: _uint8_error},
-    hides=("posenc.absolute:binary",),
     label="ex-ch03-binary",
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=15),
+    prediction(
+        "ex-ch03-sines-only",
+        10,
+        (
+            "No: by the angle-sum identity the next sine needs the current cosine, which is gone (two angles can "
+            "share a sine and differ in cosine)."
+        ),
+        "linear_shift_fit confirms it: worst error about 0.84 with sines only, about 1e-15 with both.",
+    ),
+    investigation(
+        "ex-ch03-average-flips",
+        15,
+        (
+            "Computes the mean flips per step for n_bits = 2..12 (1.3333 at 2 bits, 1.9971 at 12) and guesses the "
+            "limit 2."
+        ),
+        "Counts per bit: over the 2^B - 1 steps, bit j flips every 2^j steps, 2^(B-j) - 1 times.",
+        "Sums to 2^(B+1) - 2 - B flips, a mean of 2 - B/(2^B - 1), which tends to 2.",
+    ),
 )

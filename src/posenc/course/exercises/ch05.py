@@ -3,7 +3,9 @@
 import numpy as np
 
 from ... import absolute, analysis
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
+from ..inputs import Real, Whole, Wholes
 
 
 def _sin(offsets, d_model, base=10000.0):
@@ -30,6 +32,12 @@ def _hidden(rng):
     ]
 
 
+_COMPLEX = """
+def my_similarity_by_offset(offsets, d_model, base=10000.0):
+    w = base ** (-2 * np.arange(d_model // 2) / d_model)
+    return np.exp(1j * np.outer(np.asarray(offsets, dtype=np.float64), w)).sum(axis=1).real
+"""
+
 EXERCISE = Exercise(
     "similarity_by_offset",
     "my_similarity_by_offset(offsets, d_model, base=10000.0)",
@@ -45,7 +53,34 @@ EXERCISE = Exercise(
         "there are d_model/2 pairs, each contributing one cosine; you counted each twice": _doubled,
         "use the base argument: your values are the ones for base 10000 whatever base is passed": _ignores_base,
     },
+    answers=(_COMPLEX,),
     hidden=_hidden,
-    hides=("posenc.analysis:similarity_by_offset",),
     label="ex-ch05-similarity-by-offset",
+    args={"offsets": Wholes(), "d_model": Whole(), "base": Real()},
+    boundaries=[
+        {"offsets": np.array([-7]), "d_model": 6},  # one negative offset, three pairs
+        {"offsets": np.array([2049, 40001, -3]), "d_model": 4, "base": 10.0},  # not exact in float16
+    ],
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=15),
+    prediction(
+        "ex-ch05-one-pair",
+        10,
+        (
+            "One pair gives cos(k): it swings between 1 and -1 for ever, back near 1 every 2 pi (at 6, 13, 19, 25, "
+            "...), and does not decay."
+        ),
+        "The decay of a wide code comes from averaging many cosines of different periods.",
+    ),
+    investigation(
+        "ex-ch05-half-width",
+        15,
+        "Computes the first shift below half of s(p, p) = d/2 for the five bases: 5, 15, 28, 59 and 122.",
+        "It grows with the base, roughly doubling per tenfold base from 1000 on: far slower than the base.",
+        "Explains: speeds are log-spaced; a larger base barely moves the fast pairs, which leave the sum first.",
+    ),
 )

@@ -5,7 +5,9 @@ import math
 import numpy as np
 
 from ... import absolute
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
+from ..inputs import Reals
 
 
 def scaled_embedding(token_embeddings, position_table):
@@ -47,6 +49,12 @@ def _hidden(rng):
     return cases
 
 
+_TORCH = """
+def my_add_positions(token_embeddings, position_table):
+    t = torch.as_tensor(np.array(token_embeddings))
+    return (t * t.shape[-1] ** 0.5 + torch.as_tensor(np.array(position_table))[: t.shape[-2]]).numpy()
+"""
+
 EXERCISE = Exercise(
     "scaled_embedding",
     "my_add_positions(token_embeddings, position_table)",
@@ -57,10 +65,35 @@ EXERCISE = Exercise(
         "scale the token embeddings, not the position table": _positions,
         "multiply by sqrt(d_model); you divided": _divided,
     },
+    answers=(_TORCH,),
     hidden=_hidden,
+    args={"token_embeddings": Reals(), "position_table": Reals()},
+    boundaries=[_case((1, 3), 5, 4), _case((2, 1, 1), 1, 5), _case((3, 6), 3, 6)],  # seq 1, width 1, rows = seq
     error_hints={
         "the table has more rows than the sequence is long: add only its first seq rows, "
         "position_table[:seq] with seq = token_embeddings.shape[-2]": _whole_table,
     },
     label="ex-ch06-scaled-embedding",
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=10),
+    prediction(
+        "ex-ch06-predict-ratio",
+        10,
+        "Without scaling the ratio is 1/(0.02 sqrt 2), about 35, for every d (both grow like sqrt d).",
+        "With scaling it is 35/sqrt(d): about 4.4 at 64, 0.55 at 4096; measured with the module.",
+    ),
+    investigation(
+        "ex-ch06-param-count",
+        15,
+        (
+            "Counts max_len * d_model for each of the six tables with LearnedPositionalEmbedding (393,216 for "
+            "BERT-base up to 1,638,400 for GPT-2 1542M)."
+        ),
+        "No: every table is well under 1% of its model (0.11% to 0.67%).",
+        "Within each family the share falls as the models grow (layers grow like d^2, the table like d).",
+    ),
 )

@@ -5,7 +5,9 @@ import math
 import numpy as np
 
 from ... import biases
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
+from ..inputs import Whole
 
 
 def _power_formula_everywhere(n_heads):
@@ -21,6 +23,16 @@ def _truncated_next_power(n_heads):
     return np.array([2 ** (-8 * (h + 1) / m) for h in range(m)])[:n_heads]
 
 
+_LOOP = """
+def my_alibi_slopes(n_heads):
+    m = 1
+    while m * 2 <= n_heads:
+        m *= 2
+    slopes = [2 ** (-8 * (h + 1) / m) for h in range(m)]
+    extra = [2 ** (-8 * (h + 1) / (2 * m)) for h in range(0, 2 * m, 2)]
+    return np.array(slopes + extra[: n_heads - m])
+"""
+
 EXERCISE = Exercise(
     "alibi_slopes",
     "my_alibi_slopes(n_heads)",
@@ -34,7 +46,35 @@ EXERCISE = Exercise(
         "the extra slopes instead": _truncated_next_power,
     },
     returns="ndarray",
+    answers=(_LOOP,),
     hidden=lambda rng: [{"n_heads": int(n)} for n in rng.integers(1, 97, size=4)],
-    hides=("posenc.biases:alibi_slopes",),
     label="ex-ch07-alibi-slopes",
+    args={"n_heads": Whole()},
+    # each side of every power of two up to 64
+    boundaries=[{"n_heads": n} for n in (2, 4, 5, 7, 9, 15, 17, 31, 32, 33, 63, 64, 65)],
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=20),
+    prediction(
+        "ex-ch07-predict-buckets",
+        15,
+        "Encoder: both past keys in bucket 15, the key 200 ahead in 31; decoder: 31, 31 and 0.",
+        (
+            "Meaning: the bias cannot tell 200 back from 1000 back (the last bucket starts 91 back in the encoder);"
+            " it says only 'far', so the model must rely on content."
+        ),
+    ),
+    investigation(
+        "ex-ch07-half-span",
+        15,
+        (
+            "Computes, per head, the number of recent keys holding half of the attention: 2, 3, 6, 12, 23, 45, 89 "
+            "and 173."
+        ),
+        "Compares with ln 2 / mu_h: close, slightly shorter for the gentlest head (e^-4 not negligible).",
+        "Spans double from head to head, from a couple of keys to a couple of hundred.",
+    ),
 )

@@ -3,7 +3,9 @@
 import numpy as np
 
 from ... import analysis, rope
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
+from ..inputs import Real, Whole
 
 
 def turns_within_context(head_dim, base, context_length):
@@ -34,6 +36,12 @@ def _hidden(rng):
     ]
 
 
+_WAVELENGTHS = """
+def my_turns(head_dim, base, context_length):
+    wavelength = 2 * np.pi * base ** (np.arange(0, head_dim, 2) / head_dim)
+    return context_length / wavelength
+"""
+
 EXERCISE = Exercise(
     "turns_within_context",
     "my_turns(head_dim, base, context_length)",
@@ -48,7 +56,36 @@ EXERCISE = Exercise(
         "that is each pair's wavelength (tokens per turn); turns = context length / wavelength": _wavelength,
         "turns = context_length * theta_j / (2 pi); you divided by theta_j": _inverted,
     },
+    answers=(_WAVELENGTHS,),
     hidden=_hidden,
-    hides=("posenc.analysis:rotations_within_context",),
     label="ex-ch09-turns",
+    args={"head_dim": Whole(), "base": Real(), "context_length": Whole()},
+    boundaries=[
+        {"head_dim": 6, "base": 500000.0, "context_length": 131072},  # three pairs, a long context
+        {"head_dim": 128, "base": 10000.0, "context_length": 4096},
+        # a NumPy base keeps the result float64: exponents formed in float32 are 4e-7 off here
+        {"head_dim": 254, "base": np.float64(500000.0), "context_length": 131072},
+    ],
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=10),
+    prediction(
+        "ex-ch09-predict",
+        15,
+        "(a) Up: doubling L moves the one-turn crossing by about 4.8 pairs, about 10 dimensions: 100.",
+        (
+            "(b) Down: the 50 times larger base moves it to about half the dimensions, 64; both checked with "
+            "critical_dimension."
+        ),
+    ),
+    investigation(
+        "ex-ch09-llama3",
+        15,
+        "Counts the pairs with at least one turn within 8192: 35 of 64 (29 never turn).",
+        "Critical dimension 70 (Llama 2: 92).",
+        "Slowest wavelength about 2.56 million tokens, about 312 L, against about 13 L for Llama 2.",
+    ),
 )

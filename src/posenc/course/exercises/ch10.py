@@ -3,7 +3,9 @@
 import numpy as np
 
 from ... import scaling
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
+from ..inputs import Real, Whole
 
 
 def ntk_base(base, factor, head_dim):
@@ -34,6 +36,11 @@ def _hidden(rng):
     ]
 
 
+_EXP_LOG = """
+def my_ntk_base(base, factor, head_dim):
+    return float(base * math.exp(math.log(factor) * head_dim / (head_dim - 2)))
+"""
+
 EXERCISE = Exercise(
     "ntk_base",
     "my_ntk_base(base, factor, head_dim)",
@@ -51,7 +58,34 @@ EXERCISE = Exercise(
     },
     rtol=1e-10,
     returns="float",
+    answers=(_EXP_LOG,),
     hidden=_hidden,
-    hides=("posenc.scaling:ntk_scaled_base",),
     label="ex-ch10-ntk-base",
+    args={"base": Real(), "factor": Real(), "head_dim": Whole()},
+    boundaries=[
+        {"base": 10000.0, "factor": 2.5, "head_dim": 6},  # a fractional factor, three pairs
+        {"base": 10.0, "factor": 1.0001, "head_dim": 256},  # barely any extension
+    ],
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=15),
+    prediction(
+        "ex-ch10-predict",
+        15,
+        (
+            "PI: pair 0 at 0.25 rad/token, last pair 4 times slower. NTK: pair 0 unchanged, last pair 4 times "
+            "slower."
+        ),
+        "Dynamic NTK at 2L: effective factor 5, pair 0 unchanged, last pair 5 times slower.",
+    ),
+    investigation(
+        "ex-ch10-count",
+        15,
+        "From 8^(2i/126): more than 2 for i > 21, 42 pairs; more than 4 for i > 42, 21 pairs.",
+        "Counts the same 42 and 21 with effective_scale.",
+        "PI slows all 64 pairs by 8; NTK-aware slows pairs 0 to 21 by at most 2, pair 0 not at all.",
+    ),
 )

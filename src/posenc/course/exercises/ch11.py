@@ -5,7 +5,9 @@ import math
 import numpy as np
 
 from ... import scaling
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
+from ..inputs import Real, Whole
 
 
 def yarn_ramp(head_dim, base, original_max_position_embeddings, beta_fast=32.0, beta_slow=1.0):
@@ -58,6 +60,43 @@ def _ramp_hidden(rng):
     return cases
 
 
+def _clamped(kwargs) -> tuple[float, float]:
+    low, high = scaling.yarn_correction_range(
+        kwargs.get("beta_fast", 32.0), kwargs.get("beta_slow", 1.0), kwargs["head_dim"], kwargs["base"],
+        kwargs["original_max_position_embeddings"], truncate=False,
+    )
+    return low, high
+
+
+def _ramp_domain(kwargs) -> bool:
+    """The text's rule holds: beta_fast > beta_slow, and the clamped boundaries do not meet or cross.
+
+    (Where they cross, transformers' formula gives 0 to pairs the text says are 1: a quirk the
+    task does not ask for.)
+    """
+    if not kwargs.get("beta_fast", 32.0) > kwargs.get("beta_slow", 1.0):
+        return False
+    low, high = _clamped(kwargs)
+    return low < high
+
+
+_RAMP_LOOP = """
+def my_yarn_ramp(head_dim, base, original_max_position_embeddings, beta_fast=32, beta_slow=1):
+    length = original_max_position_embeddings
+    low = head_dim * math.log(length / (2 * math.pi * beta_fast)) / (2 * math.log(base))
+    high = head_dim * math.log(length / (2 * math.pi * beta_slow)) / (2 * math.log(base))
+    low, high = max(low, 0.0), min(high, head_dim - 1.0)
+    ramp = []
+    for i in range(head_dim // 2):
+        if i <= low:
+            ramp.append(0.0)
+        elif i >= high:
+            ramp.append(1.0)
+        else:
+            ramp.append((i - low) / (high - low))
+    return np.array(ramp)
+"""
+
 RAMP = Exercise(
     "yarn_ramp",
     "my_yarn_ramp(head_dim, base, original_max_position_embeddings, beta_fast=32, beta_slow=1)",
@@ -78,8 +117,22 @@ RAMP = Exercise(
         "beta counts turns within L, so its boundary is where the wavelength is L / beta, not beta * L": _wavelength_multiples,
     },
     hidden=_ramp_hidden,
-    hides=("posenc.scaling:yarn_ramp", "posenc.scaling:yarn_correction_range", "posenc.scaling:yarn_correction_dim"),
+    answers=(_RAMP_LOOP,),
     label="ex-ch11-ramp",
+    args={
+        "head_dim": Whole(),
+        "base": Real(),
+        "original_max_position_embeddings": Whole(),
+        "beta_fast": Real(),
+        "beta_slow": Real(),
+    },
+    boundaries=[
+        # fractional betas; two pairs only (both boundaries clamped); beta_fast a whole number
+        {"head_dim": 64, "base": 10000.0, "original_max_position_embeddings": 2048, "beta_fast": 2.5, "beta_slow": 0.5},
+        {"head_dim": 4, "base": 10000.0, "original_max_position_embeddings": 4096},  # two pairs, both clamps
+        {"head_dim": 128, "base": 10000.0, "original_max_position_embeddings": 4096, "beta_fast": 33.0},
+    ],
+    domain=_ramp_domain,
 )
 
 
@@ -104,6 +157,11 @@ def _no_branch(factor):
     return 0.1 * math.log(factor) + 1
 
 
+_TEMPERATURE_MAX = """
+def my_yarn_attention_factor(factor):
+    return max(1.0, 0.1 * math.log(factor) + 1.0)
+"""
+
 TEMPERATURE = Exercise(
     "yarn_temperature",
     "my_yarn_attention_factor(factor)",
@@ -117,7 +175,35 @@ TEMPERATURE = Exercise(
         "for s <= 1 (no extension, or a shorter context) the factor is 1: 0.1 ln(s) + 1 would fall below 1": _no_branch,
     },
     returns="float",
+    answers=(_TEMPERATURE_MAX,),
     hidden=lambda rng: [{"factor": float(f)} for f in np.exp(rng.uniform(np.log(0.2), np.log(64.0), size=4))],
-    hides=("posenc.scaling:yarn_attention_factor", "posenc.scaling:scaled_inv_freq", "posenc.scaling:yarn_scaling"),
     label="ex-ch11-temperature",
+    args={"factor": Real()},
+    boundaries=[{"factor": 1.0 + 1e-6}, {"factor": 1.0 - 1e-6}, {"factor": 2.5}, {"factor": 1.25}],
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(RAMP, minutes=25),
+    implementation(TEMPERATURE, minutes=10),
+    prediction(
+        "ex-ch11-double-l",
+        15,
+        "The ramp moves towards the slow pairs by d ln 2 / (2 ln b), about 4.8 pairs.",
+        "Its width stays the same (rounding can change the plotted width by one pair).",
+    ),
+    investigation(
+        "ex-ch11-llama31",
+        25,
+        "Counts kept, blended and divided pairs: Llama 3 29, 6 and 29; YaRN 19, 16 and 29.",
+        (
+            "YaRN's kept pairs (0 to 18) are a subset of Llama 3's (0 to 28): more than 32 turns against more than "
+            "4."
+        ),
+        (
+            "Both divide by s the pairs with less than one turn, 35 to 63: Llama 3 by its rule lambda > L, YaRN "
+            "because its 1-turn boundary, pair 34.98, rounds up to 35."
+        ),
+    ),
 )

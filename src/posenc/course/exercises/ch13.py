@@ -5,7 +5,9 @@ import numpy as np
 import torch
 
 from ... import rope
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
+from ..inputs import Reals, Whole
 from . import ch08
 
 
@@ -52,23 +54,38 @@ def _bfloat16_positions(x, positions, base=10000.0):
     return rope.apply_rope(x, rounded, rope.rope_inv_freq(x.shape[-1], base), layout="half")
 
 
-def _float32_angles(x, positions, base=10000.0):
+def _float32_angles(kwargs, expected):
+    """What angles formed in float32 (as transformers forms them) may change: 8 float32 roundings of each angle.
+
+    An angle's error moves each entry of its pair by at most the error times the pair's length.
+    """
+    x = np.asarray(kwargs["x"], dtype=np.float64)
     d = x.shape[-1]
-    inv = rope.rope_inv_freq(d, base).astype(np.float32)
-    angles = (np.asarray(positions, dtype=np.float32)[:, None] * inv[None, :]).astype(np.float64)
-    cos, sin = np.cos(np.concatenate([angles, angles], -1)), np.sin(np.concatenate([angles, angles], -1))
-    x = np.asarray(x, dtype=float)
-    rotated = np.concatenate([-x[..., d // 2 :], x[..., : d // 2]], axis=-1)
-    return x * cos + rotated * sin
+    angles = np.abs(np.asarray(kwargs["positions"], dtype=np.float64))[:, None] * rope.rope_inv_freq(
+        d, kwargs.get("base", 10000.0)
+    )
+    error = 8 * np.finfo(np.float32).eps * (angles + 1.0)
+    allowance = error * np.hypot(x[..., : d // 2], x[..., d // 2 :])
+    return np.concatenate([allowance, allowance], axis=-1)
 
 
 def _random(shape, seed):
     return np.random.default_rng(1300 + seed).normal(size=shape)
 
 
+_TRANSFORMERS_STYLE = """
+def my_rope_half(x, positions, base=10000.0):
+    d = x.shape[-1]
+    inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
+    angles = torch.as_tensor(np.asarray(positions)).float()[:, None] * inv_freq[None, :]
+    emb = torch.cat((angles, angles), dim=-1)
+    t = torch.as_tensor(np.array(x))
+    rotated = torch.cat((-t[..., d // 2 :], t[..., : d // 2]), dim=-1)
+    return t * emb.cos().double() + rotated * emb.sin().double()
+"""
+
 # the same regimes as chapter 8's RoPE exercise: leading axes, odd pair counts, large positions
 _rope_hidden = ch08._hidden
-_PRECISION = ch08._PRECISION
 
 ROPE_HALF = Exercise(
     "rope_half",
@@ -80,26 +97,29 @@ ROPE_HALF = Exercise(
         {"x": _random((1, 2), 3), "positions": np.array([5])},
         {"x": _random((3, 8), 4), "positions": np.array([1, 2, 40]), "base": 500.0},
         {"x": _random((3, 8), 5), "positions": np.array([257, 1001, 5000])},
-        {"x": _random((2, 4), 6), "positions": np.array([2**20, 2**20 + 1]), "_precision": _PRECISION},
+        {"x": _random((2, 4), 6), "positions": np.array([2**20, 2**20 + 1])},
     ],
     {
         "the rotation goes the wrong way: rotate_half(x) is (-x2, x1), so that a' = a cos - b sin and "
         "b' = b cos + a sin; (x2, -x1) turns every pair clockwise, which is RoPE at negated positions": _clockwise,
-        "this layout pairs dimension j with j + head_dim/2; you paired (2j, 2j+1), the interleaved layout": _interleaved,
+        "this layout pairs dimension i with i + head_dim/2; you paired (2i, 2i+1), the interleaved layout": _interleaved,
         "the exponent is 2i/d for pair i (np.arange(0, d, 2) / d); you used i/d, so the slowest pair turns "
         "far too fast": _exponent_i_over_d,
         "pair 0 turns at 1 radian per token: the exponent 2i/d counts pairs from i = 0 (RoFormer's "
         "10000**(-2(i-1)/d) counts from 1 and gives the same speeds)": _counted_from_one,
         "in the half layout the cos and sin tables are [angles, angles] (np.concatenate), so that dimension "
-        "j and j + d/2 share pair j's angle; np.repeat(angles, 2) is the interleaved layout's table": _repeated_table,
+        "i and i + d/2 share pair i's angle; np.repeat(angles, 2) is the interleaved layout's table": _repeated_table,
         "form the positions in float64 (or at least float32): bfloat16 holds every integer only up to 256, "
         "so positions such as 257 or 5000 are rounded": _bfloat16_positions,
-        "form the angles in float64: float32 angles lose accuracy as positions grow (up to 0.06 radians at "
-        "position 2**20)": _float32_angles,
     },
     atol=1e-8,
+    answers=(_TRANSFORMERS_STYLE,),
     hidden=_rope_hidden,
-    hides=("posenc.rope:apply_rope", "posenc.rope:rope_angles"),
+    args=ch08.ROPE_ARGS,
+    boundaries=ch08._boundaries(1300),
+    tolerance=_float32_angles,
+    precision="angles formed in float32 (as `transformers` forms them) pass too, within 8 float32 roundings of "
+    "each angle",
     label="ex-ch13-fix-rope",
 )
 
@@ -144,9 +164,23 @@ def _permute_hidden(rng):
     return cases
 
 
+def _whole_heads(kwargs) -> bool:
+    """The text's shapes: n_heads heads of an even head_dim each."""
+    rows, heads = np.shape(kwargs["w"])[0], int(kwargs["n_heads"])
+    return heads >= 1 and rows % heads == 0 and (rows // heads) % 2 == 0
+
+
 def _weights(rows, columns, seed):
     return np.random.default_rng(1310 + seed).normal(size=(rows, columns))
 
+
+_PERMUTE_WITH_HELPER = """
+def my_permute_for_half(w, n_heads):
+    head_dim = w.shape[0] // n_heads
+    perm = posenc.interleaved_to_half_permutation(head_dim)
+    rows = [h * head_dim + perm for h in range(n_heads)]
+    return w[np.concatenate(rows)].tolist()
+"""
 
 PERMUTE_FOR_HALF = Exercise(
     "permute_for_half",
@@ -162,15 +196,55 @@ PERMUTE_FOR_HALF = Exercise(
     {
         "the permutation acts within each head: reorder rows h * head_dim + perm for every head h, with "
         "perm = [0, 2, ..., head_dim - 2, 1, 3, ..., head_dim - 1]; you reordered all rows as one head": _one_head,
-        "that is the inverse (half -> interleaved): the new row j of a head is its old row 2j for "
-        "j < head_dim/2, and old row 2(j - head_dim/2) + 1 after": _inverse,
+        "that is the inverse (half -> interleaved): the new row i of a head is its old row 2i for "
+        "i < head_dim/2, and old row 2(i - head_dim/2) + 1 after": _inverse,
         "the output coordinates of an nn.Linear weight are its rows (w has shape (n_heads * head_dim, "
         "d_model)); you reordered the columns": _columns,
         "head_dim is w.shape[0] // n_heads, the rows of this projection: a grouped-query key projection "
         "has n_kv_heads * head_dim rows, not d_model": _head_dim_from_columns,
     },
-    returns="ndarray",
     hidden=_permute_hidden,
-    hides=("posenc.rope:interleaved_to_half_permutation",),
+    answers=(_PERMUTE_WITH_HELPER,),
+    args={"w": Reals(), "n_heads": Whole()},
+    boundaries=[
+        {"w": _weights(4, 1, 6), "n_heads": 1},  # one column
+        {"w": _weights(32, 3, 7), "n_heads": 4},  # four heads of 8
+        {"w": _weights(6, 4, 8), "n_heads": 1},  # one head of 6: three pairs
+    ],
+    allowed=("posenc.interleaved_to_half_permutation",),
+    domain=_whole_heads,
     label="ex-ch13-fix-permute",
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(ROPE_HALF, minutes=15),
+    implementation(PERMUTE_FOR_HALF, minutes=15),
+    prediction(
+        "ex-ch13-predict-table",
+        10,
+        (
+            "Predicts no difference (zero up to rounding): the rebuilt table is the original with its columns "
+            "reordered, and PE PE^T sums over the columns."
+        ),
+        (
+            "Concludes that the test cannot catch the bug; a useful test compares the columns themselves or scores "
+            "through the trained weights."
+        ),
+    ),
+    investigation(
+        "ex-ch13-gqa",
+        20,
+        (
+            "Finds that permute(wk, 32, 1024, d_model) raises no error: 1024 rows split evenly into 32 blocks of "
+            "32."
+        ),
+        (
+            "Says which original row each new row of head 0 holds: with 8 heads new row i holds old row 2i for "
+            "i < 64 (rows 0..3: 0, 2, 4, 6) and new row i + 64 old row 2i + 1 (1, 3, ...); with 32, new row 64 "
+            "holds old row 64 (each 128-row head permuted as four 32-row heads)."
+        ),
+        "Counts the pairs still together ((2i, 2i+1) of a head at rows i and i + 64): 0 of 512.",
+    ),
 )

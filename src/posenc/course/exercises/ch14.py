@@ -3,7 +3,9 @@
 import numpy as np
 
 from ... import config as config_module
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
+from ..inputs import Mapping
 
 
 def config_inv_freq(config):
@@ -57,6 +59,13 @@ def _every_pair(kwargs, got, expected):
     return got.shape[-1] == _head_dim(kwargs["config"]) // 2 != expected.shape[-1]
 
 
+def _rounded_width(kwargs, got, expected):
+    """round(head_dim * partial_rotary_factor) where the text says int(): one pair too many."""
+    config = kwargs["config"]
+    width = _head_dim(config) * config.get("partial_rotary_factor", 1.0)
+    return round(width) != int(width) and got.shape[-1] == len(range(0, round(width), 2)) != expected.shape[-1]
+
+
 def _legacy(hidden, heads, base, layers=2, **fields):
     return {
         "config": {
@@ -70,9 +79,13 @@ def _legacy(hidden, heads, base, layers=2, **fields):
     }
 
 
+def _rotated(config) -> int:
+    return int(_head_dim(config) * config.get("partial_rotary_factor", 1.0))
+
+
 def _hidden(rng):
     cases = []
-    for _ in range(4):
+    for _ in range(5):
         heads = int(rng.integers(2, 33))
         head_dim = 2 * int(rng.integers(4, 129))
         fields = {}
@@ -81,18 +94,49 @@ def _hidden(rng):
             hidden = heads * 2 * int(rng.integers(4, 129))
         else:
             hidden = heads * head_dim
-        factor = float(rng.choice([0.25, 0.4, 0.5, 0.75, 1.0]))
-        if factor < 1.0:
-            fields["partial_rotary_factor"] = factor
+        if rng.random() < 0.6:  # any fraction: int(head_dim * p) truncates, often where round() would not
+            fields["partial_rotary_factor"] = float(rng.choice([0.25, 0.4, 0.5, 0.75, round(rng.uniform(0.2, 1), 2)]))
         if rng.random() < 0.6:
             key = "type" if rng.random() < 0.5 else "rope_type"
-            fields["rope_scaling"] = {key: "linear", "factor": float(rng.uniform(1.5, 16.0))}
+            fields["rope_scaling"] = {key: "linear", "factor": float(rng.choice([2.0, 4.0, rng.uniform(1.5, 16.0)]))}
         case = _legacy(hidden, heads, float(np.exp(rng.uniform(np.log(100.0), np.log(1e7)))), **fields)
-        if int(_head_dim(case["config"]) * factor) % 2 or int(_head_dim(case["config"]) * factor) < 2:
+        if not _domain(case):
             case["config"].pop("partial_rotary_factor", None)  # keep an even rotated width
         cases.append(case)
     return cases
 
+
+def _domain(kwargs) -> bool:
+    """Configs the text describes: an even rotated width of at least 2, linear scaling or none."""
+    config = kwargs["config"]
+    rotated = _rotated(config)
+    scaling = config.get("rope_scaling") or {}
+    return rotated >= 2 and rotated % 2 == 0 and scaling.get("type", scaling.get("rope_type", "linear")) == "linear"
+
+
+def _vary(config, rng):
+    """The same config with one field changed (a cache keyed on the other fields returns a stale answer)."""
+    yield {**config, "rope_theta": config["rope_theta"] * 1.5}
+    scaling = config.get("rope_scaling")
+    if scaling:
+        yield {**config, "rope_scaling": {**scaling, "factor": scaling["factor"] + 1.5}}
+    yield {**config, "partial_rotary_factor": 0.5}
+    yield {**config, "head_dim": _head_dim(config) // 2}
+
+
+_WITH_HELPER = """
+def my_config_inv_freq(config):
+    if config.get("head_dim") is not None:
+        head_dim = config["head_dim"]
+    else:
+        head_dim = config["hidden_size"] // config["num_attention_heads"]
+    rotary_dim = int(head_dim * config.get("partial_rotary_factor", 1.0))
+    speeds = posenc.rope_inv_freq(rotary_dim, config["rope_theta"])
+    scaling = config.get("rope_scaling")
+    if scaling is not None and scaling.get("type", scaling.get("rope_type")) == "linear":
+        speeds = speeds / scaling["factor"]
+    return speeds
+"""
 
 EXERCISE = Exercise(
     "config_inv_freq",
@@ -119,8 +163,65 @@ EXERCISE = Exercise(
         ),
         "only the first int(head_dim * partial_rotary_factor) dimensions rotate: return one speed per "
         "rotated pair, rotary_dim // 2 of them": _every_pair,
+        "int() truncates: the rotated width is int(head_dim * partial_rotary_factor), so 64 * 0.45 = 28.8 gives "
+        "28 dimensions (14 pairs); round() gives 29": _rounded_width,
     },
+    answers=(_WITH_HELPER,),
     hidden=_hidden,
-    hides=("posenc.config:from_config", "posenc.scaling:scaled_inv_freq", "posenc.rope:rope_inv_freq"),
     label="ex-ch14-config-inv-freq",
+    args={
+        "config": Mapping(
+            about="a dict with the fields above, numbers as floats or ints, `head_dim` absent or `None` when the "
+            "config gives none, `rope_scaling` absent or `None` when there is no scaling",
+            vary=_vary,
+        )
+    },
+    boundaries=[
+        _legacy(640, 10, 10000.0, partial_rotary_factor=0.45),  # 64 * 0.45 = 28.8: int gives 28, round 29
+        _legacy(1024, 8, 10000.0, head_dim=64, partial_rotary_factor=0.42),  # 26.88 -> 26, and head_dim given
+        _legacy(2048, 16, 10000.0, head_dim=None),  # head_dim present but None: hidden_size // heads
+        _legacy(64, 8, 10000.0, partial_rotary_factor=0.25),  # 2 of 8 dimensions rotate: one pair
+        _legacy(2048, 16, 500000.0, rope_scaling={"type": "linear", "factor": 2.5}),  # a fractional factor
+        _legacy(2048, 16, 10000.0, partial_rotary_factor=1.0),
+        {"config": {"hidden_size": 2048, "num_attention_heads": 16, "num_hidden_layers": 2, "rope_theta": 5e5}},
+    ],
+    allowed=("posenc.rope_inv_freq",),
+    domain=_domain,
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    implementation(EXERCISE, minutes=25),
+    prediction(
+        "ex-ch14-predict-partial",
+        10,
+        (
+            "48 pairs rotate (96 of 128 dimensions); the slowest has the speed of a 96-wide head, 10000^(-94/96), "
+            "so its wavelength is 2 pi 10000^(94/96), about 52,000 tokens."
+        ),
+        (
+            "p-RoPE with p = 0.75 also rotates 48 pairs, but with the 128-wide head's speeds: it keeps the fastest "
+            "48 of 64 and stops the slowest 16, so its slowest rotated wavelength is about 5,400 tokens."
+        ),
+    ),
+    investigation(
+        "ex-ch14-gpt-oss",
+        20,
+        (
+            "Sliding-window and full-attention layers alternate, 12 each, and both use base 150,000 (no smaller "
+            "local base, unlike Gemma 3 and ModernBERT)."
+        ),
+        (
+            "YaRN keeps pairs 0-8, blends 9-17 and divides 18-31 by 32, with truncate false or true; truncate only "
+            "rounds the ramp's ends (8.09 and 17.40 to 8 and 18), which would change the nine blended speeds by up "
+            "to about 76% of the speeds gpt-oss ships with truncate false (about 43% measured against the rounded "
+            "speeds)."
+        ),
+        (
+            "The attention factor 0.1 ln 32 + 1 = 1.347 multiplies cos and sin, so the logits grow by its square, "
+            "1.813; DeepSeek-V3 applies its multiplier through the softmax scale, which also reaches the dimensions"
+            " that never rotate."
+        ),
+    ),
 )

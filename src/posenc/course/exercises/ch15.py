@@ -3,7 +3,9 @@
 import numpy as np
 
 from ... import papers
+from ..activities import implementation, investigation, prediction
 from ..engine import Exercise
+from ..inputs import Numbers, Real
 
 
 def interpolate_at_length(lengths, values, length):
@@ -26,15 +28,48 @@ def _geometric(lengths, values, length):
 
 def _hidden(rng):
     cases = []
-    for _ in range(4):
-        n = int(rng.integers(3, 9))
+    for _ in range(5):
+        n = int(rng.integers(2, 9))
         lengths = np.cumsum(rng.integers(256, 8192, size=n)).tolist()
-        values = rng.uniform(1.5, 12.0, size=n).round(2).tolist()
+        values = rng.uniform(0.0, 12.0, size=n).round(2).tolist()
         j = int(rng.integers(0, n - 1))
         length = float(np.exp(rng.uniform(np.log(lengths[j]), np.log(lengths[j + 1]))))
+        if rng.random() < 0.4:  # at a quoted length: the first, the last or one between
+            length = lengths[int(rng.choice([0, n - 1, j]))]
         cases.append({"lengths": lengths, "values": values, "length": length})
     return cases
 
+
+def _within(kwargs):
+    """The text's domain: increasing quoted lengths, and a length within them."""
+    lengths = np.asarray(kwargs["lengths"], dtype=float)
+    return bool(np.all(np.diff(lengths) > 0) and lengths[0] <= float(kwargs["length"]) <= lengths[-1])
+
+
+def _shifted(value, rng):
+    """Lengths moved (still increasing, the first and last kept) for a rerun with the same values."""
+    lengths = np.asarray(value)
+    middle = lengths.copy()
+    middle[1:-1] = middle[1:-1] + (np.diff(lengths)[1:] // 3 if lengths.size > 2 else 0)
+    return [middle, lengths * 2]
+
+
+_PI = [2048, 4096, 6144, 8192, 10240]  # YaRN paper, Table 1: PI (s = 2)
+_PI_VALUES = [3.92, 3.51, 3.51, 3.34, 8.07]
+
+
+_BISECT = """
+import bisect
+
+
+def my_interpolate_at_length(lengths, values, length):
+    lengths = [float(v) for v in lengths]
+    j = bisect.bisect_right(lengths, length) - 1
+    j = min(j, len(lengths) - 2)
+    l0, l1 = lengths[j], lengths[j + 1]
+    v0, v1 = float(values[j]), float(values[j + 1])
+    return v0 + (v1 - v0) * math.log(length / l0) / math.log(l1 / l0)
+"""
 
 INTERPOLATE = Exercise(
     "paper_interpolate",
@@ -56,8 +91,58 @@ INTERPOLATE = Exercise(
         "between two quoted lengths, blend the two neighbouring values; do not take the nearest one": _nearest,
         "interpolate the values themselves, not their logarithms (a value of 0 must stay reachable)": _geometric,
     },
+    answers=(_BISECT,),
     returns="float",
     hidden=_hidden,
-    hides=("posenc.papers:interpolate_at_length", "posenc.papers:relative_to_length"),
     label="ex-ch15-interpolate",
+    args={
+        "lengths": Numbers(forms=("ndarray", "float64"), vary=_shifted),
+        "values": Numbers(forms=("ndarray",)),
+        "length": Real(forms=("int", "np.float64")),
+    },
+    boundaries=[
+        {"lengths": _PI, "values": _PI_VALUES, "length": 2048},  # the first quoted length
+        {"lengths": _PI, "values": _PI_VALUES, "length": 10240},  # the last
+        {"lengths": _PI, "values": _PI_VALUES, "length": 10239.5},  # just before the last
+        {"lengths": [4096, 16384], "values": [2.5, 0.0], "length": 8192},  # two quoted lengths, down to 0
+        {"lengths": np.array(_PI), "values": np.array(_PI_VALUES), "length": 5000},  # NumPy arrays, as ch. 15 has
+    ],
+    domain=_within,
+)
+
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    prediction(
+        "ex-ch15-predict",
+        15,
+        "A prediction for both models with a reason, written before looking.",
+        (
+            "Table 2: YaRN (s = 16) 7B goes from 2.42 at 65536 to more than 10 at 98304, past its 64k window (s L ="
+            " 16 x 4096); YaRN (s = 32) 7B keeps falling to 2.36 at 98304 and is 2.37 at 131072."
+        ),
+        (
+            "Explains: the limit is set by the window the rescaled frequencies cover (s L), not by the length of "
+            "the fine-tuning data (64k tokens for both)."
+        ),
+    ),
+    implementation(INTERPOLATE, minutes=20),
+    investigation(
+        "ex-ch15-investigate",
+        25,
+        (
+            "For each Figure 1 curve, finds the longest length with a perplexity below its value at 8192: Together "
+            "34816, YaRN (s = 16) 75776 (13B) and 77824 (7B), Code Llama and YaRN (s = 32) 131072."
+        ),
+        (
+            "Compares with the windows: each curve stays below its 8k value up to about its window and rises past "
+            "it; Code Llama's minimum (81920 and 94208) lies inside its 100k window."
+        ),
+        (
+            "For the lab (text, bits per character), seed by seed: zero-shot, every extension is above its 1x value "
+            "at 4x in all 5 seeds; fine-tuned, only dynamic NTK is below it in all 5 seeds with an interval that "
+            "excludes 0; LongRoPE (4 of 5 seeds) and PI, NTK-aware and both YaRN variants (3 of 5) are level, their "
+            "intervals including 0."
+        ),
+    ),
 )

@@ -1,0 +1,44 @@
+"""Chapter 12: the lab (a prediction and two investigations; no implementation exercise)."""
+
+from ..activities import investigation, prediction
+
+#: This chapter's exercises in the book's order, with points, minutes and rubrics.
+ACTIVITIES = (
+    prediction(
+        "ex-ch12-predict",
+        15,
+        "A prediction per scheme (above 0.9 at 4L or not) with a reason, written before looking.",
+        (
+            "Compared with the measurements (printed in the solution): only RoPE and p-RoPE come near 0.9 at 4L; "
+            "the absolute schemes fail past L; ALiBi and NoPE fail 'three back' even within L; partial RoPE and the"
+            " RoPE/NoPE hybrid fall well below."
+        ),
+    ),
+    investigation(
+        "ex-ch12-k",
+        25,
+        "Trains ALiBi, RoPE and NoPE on k = 1 and reports accuracy at 1x and 4x.",
+        "ALiBi now solves the task, also at 4L; NoPE does much worse.",
+        (
+            "Explains: a monotone penalty prefers the nearest key, so a low self-score finds the previous token, "
+            "but nothing singles out the third one back."
+        ),
+    ),
+    investigation(
+        "ex-ch12-betas",
+        20,
+        "Measures zero-shot accuracy at 4L for the six (beta_fast, beta_slow) pairs and prints each ramp.",
+        (
+            "Notes that at L = 32 a beta_fast of 4 or 32 puts the boundary below pair 1, rounded down or clamped to"
+            " pair 0: (32, 1) and (4, 1) give the same ramp and the same accuracy."
+        ),
+        (
+            "Identifies the slow pairs (less than one turn within L, pairs 2 and up) as the ones that decide the "
+            "result: ramps that leave part of them unscaled, the matched betas included, do worse than the defaults"
+            " in this run."
+        ),
+    ),
+)
+
+#: Said after the kinds in the teacher's guide's table.
+GUIDE_NOTE = "training runs, a few minutes of CPU each"

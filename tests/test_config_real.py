@@ -1,0 +1,127 @@
+"""Real configs of released models (tests/data/configs, each with its source in SOURCES.json), read layer by layer.
+
+For each stored config: posenc's reading agrees with the reference library's own rotary class built from the
+full config (every layer type's speeds and attention factor) and with the library's tiny model of the same
+config made narrow (:func:`family_trace.shrink`: same layer count and pattern, head size and rope fields),
+layer by layer; ``python -m posenc explain`` reads it without error and reports what from_config reads.
+"""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from family_trace import compare, rotary_reference, shrink
+
+import posenc
+from posenc.explain import explain
+
+DATA = Path(__file__).parent / "data" / "configs"
+SOURCES = json.loads((DATA / "SOURCES.json").read_text())
+CONFIGS = sorted(SOURCES)
+#: Stored configs of families the reference library does not have (remote code): read generically, with a note.
+REMOTE_CODE = {"internlm2_5-7b"}
+
+
+def load(name):
+    return json.loads((DATA / f"{name}.json").read_text())
+
+
+def test_every_stored_config_names_its_source():
+    assert set(CONFIGS) == {p.stem for p in DATA.glob("*.json")} - {"SOURCES"}
+    for name, source in SOURCES.items():
+        assert set(source) == {"model", "repository", "path", "commit", "where"}, name
+        assert len(source["commit"]) == 40 and source["repository"].count("/") == 1
+
+
+def test_at_least_fifteen_outside_the_zoo_across_the_kinds():
+    zoo_types = {entry.config.get("model_type") for entry in posenc.MODELS.values()}
+    outside = [n for n in CONFIGS if n not in posenc.MODELS and n not in REMOTE_CODE]
+    assert len(outside) >= 15
+    kinds = set()
+    for name in outside:
+        layers = posenc.from_config(load(name))
+        kinds |= {layer.rope_type for layer in layers if layer.rope}
+        if any(layer.rotary_dim not in (0, layer.head_dim) for layer in layers):
+            kinds.add("partial")
+        if any(layer.mixer != "attention" for layer in layers) or any(
+            layer.mixer == "attention" and not layer.rope for layer in layers
+        ):
+            kinds.add("hybrid")
+        if layers.nested or any(layer.mrope_section for layer in layers):
+            kinds.add("multimodal")
+    assert {"yarn", "longrope", "llama3", "partial", "hybrid", "multimodal"} <= kinds, kinds
+    assert zoo_types  # the zoo is typed too (every RoPE entry names its model_type)
+
+
+def text(config):
+    """The language model's config, with the model_type the reference library's text class has."""
+    from posenc.config_families import text_model_type
+
+    raw = posenc.config.text_config(config)[0]
+    return {**raw, "model_type": text_model_type(raw.get("model_type"))}
+
+
+@pytest.mark.parametrize("name", [n for n in CONFIGS if n not in REMOTE_CODE])
+def test_speeds_agree_with_the_reference_rotary_class(name):
+    raw = text(load(name))
+    reference = rotary_reference(raw)
+    layers = posenc.from_config(raw)
+    assert layers.note is None, layers.note
+    checked = 0
+    for layer in layers:
+        if not layer.rope:
+            continue
+        key = layer.layer_type if layer.layer_type in reference else None
+        want, factor = reference[key]
+        if layer.rope_type == "proportional":  # speed 0 for the pairs that stay still, in both
+            assert layer.inv_freq.shape == want.shape
+        np.testing.assert_allclose(layer.inv_freq, want, rtol=2e-6, atol=1e-30)
+        assert layer.attention_factor == pytest.approx(factor, rel=1e-6)
+        checked += 1
+    assert checked
+
+
+@pytest.mark.parametrize("name", [n for n in CONFIGS if n not in REMOTE_CODE])
+def test_layer_by_layer_against_the_reference_model(name):
+    problems = compare(shrink(text(load(name))))
+    assert not problems, "\n".join(problems)
+
+
+def test_a_remote_code_config_is_read_generically_with_a_note():
+    from transformers import LlamaConfig
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    raw = load("internlm2_5-7b")
+    layers = posenc.from_config(raw)
+    assert layers.family == "generic" and "internlm2" in layers.note
+    # InternLM2's dynamic NTK is the library's "dynamic" rope for the same parameters
+    reference = LlamaConfig(
+        hidden_size=raw["hidden_size"],
+        num_attention_heads=raw["num_attention_heads"],
+        max_position_embeddings=raw["max_position_embeddings"],
+        rope_parameters={"rope_type": "dynamic", "factor": 2.0, "rope_theta": raw["rope_theta"]},
+    )
+    for seq_len in (None, 3 * raw["max_position_embeddings"]):
+        want, _ = ROPE_INIT_FUNCTIONS["dynamic"](reference, "cpu", seq_len=seq_len)
+        got = posenc.from_config(raw, seq_len=seq_len)[0].inv_freq
+        np.testing.assert_allclose(got, want.double().numpy(), rtol=2e-6)
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_explain_reads_every_stored_config_and_agrees_with_from_config(name):
+    config = load(name)
+    explanation = explain(config)
+    layers = posenc.from_config(config)
+    assert explanation.n_layers == len(layers)
+    assert sorted(i for group in explanation.groups for i in group.layers) == list(range(len(layers)))
+    for group in explanation.groups:
+        first = layers[group.layers[0]]
+        if group.rotation is None:
+            assert not first.rope
+            continue
+        rotation = explanation.rotations[group.rotation]
+        np.testing.assert_allclose(
+            rotation.wavelengths[first.inv_freq > 0], 2 * np.pi / first.inv_freq[first.inv_freq > 0]
+        )
+        assert rotation.rotary_dim == first.rotary_dim and rotation.attention_factor == first.attention_factor
