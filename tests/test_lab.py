@@ -269,8 +269,8 @@ def test_extensions_are_configured_once_for_the_target_length():
 
 
 def test_one_committed_configuration_reproduces():
-    """Rerun lookup/sinusoidal/seed 0 exactly as the results file's command did, on the CPU."""
-    committed = lab.load_results(ROOT / "chapters" / "data" / "lab_results.json")
+    """Rerun lookup/sinusoidal/seed 0 exactly as the lookup results file's command did, on the CPU."""
+    committed = lab.load_results(ROOT / "chapters" / "data" / "lab" / "lookup.json")
     (saved,) = [
         r
         for r in committed["runs"]
@@ -402,6 +402,45 @@ def test_committed_results_are_complete_and_small():
     assert {r["extension"] for r in rows} == set(lab.EXTENSIONS) - {"ntk_at_dynamic"}
     for name in ("passkey", "nope", "partial", "p_rope"):
         assert any(name in r["task"] or name in r["scheme"] for r in rows)
+
+
+def test_committed_lookup_results_follow_the_current_protocol():
+    """Issue 27: the lookup part of the sweep, discovery and held-out seeds, with its controls and provenance."""
+    path = ROOT / "chapters" / "data" / "lab" / "lookup.json"
+    assert path.stat().st_size < 1_000_000
+    data = lab.load_results(path)
+    runs = data["runs"]
+    assert {(r["config"]["task"], r["config"]["scheme"]) for r in runs} == {("lookup", s) for s in lab.SCHEMES}
+    assert lab.mixing_problems(runs) == []  # one code version, one set of settings and versions
+    seeds = sorted(claims.DISCOVERY_SEEDS + claims.HELD_OUT_SEEDS)
+    assert all(sorted(r["config"]["seed"] for r in runs if r["config"]["scheme"] == s) == seeds for s in lab.SCHEMES)
+    rows = lab.summarise(runs, "beyond")
+    assert min(r["n"] for r in rows) == len(seeds) >= 10
+    rope = {(r["extension"], r["finetuned"]) for r in rows if r["scheme"] == "rope"}
+    assert rope == {(e, t) for e in lab.EXTENSIONS for t in (False, True)}  # plain RoPE fine-tuned too
+    for r in runs:
+        config, provenance = r["config"], r["provenance"]
+        assert len(provenance["source_hash"]) == 16 and len(provenance["git_commit"]) == 40
+        assert not provenance["git_dirty"] and provenance["corpus_hash"] is None
+        assert config["finetune_learning_rate"] == pytest.approx(config["learning_rate"] / 10)
+        assert config["eval_batches"] * config["eval_batch_size"] >= 512
+    assert data["commands"][-1]["command"].startswith("python -m posenc.lab merge")
+
+
+def test_every_lookup_claim_holds_on_the_held_out_seeds_of_the_committed_file():
+    """Issue 27: the claims written from seeds 0-9 checked on seeds 10 and 11 alone, on the committed data."""
+    runs = lab.load_results(ROOT / "chapters" / "data" / "lab" / "lookup.json")["runs"]
+    results = claims.check_claims(runs)
+    assert [r["name"] for r in results] == [c.name for c in claims.CLAIMS]
+    for r in results:
+        held = r["held_out_check"]
+        assert r["written"], r["name"]  # the discovery seeds support each claim as written
+        assert held["seeds"] == claims.HELD_OUT_SEEDS
+        if held["passed"] is None:
+            assert r["discovery_verdict"] == "inconclusive"
+        else:
+            assert held["passed"] == (r["name"] not in claims.NOT_CONFIRMED), r["name"]
+            assert r["confirmed"] == held["passed"], r["name"]  # the module's all-seed rule agrees
 
 
 def test_t_quantiles_match_the_printed_tables_and_the_interval_its_formula():
