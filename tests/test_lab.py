@@ -818,3 +818,18 @@ def test_the_held_out_check_uses_only_the_held_out_seeds_seed_by_seed():
     assert claims.check_claim(runs, seeds)["discovery"] == (0, 10)  # the discovery seeds say otherwise
     both = claims.check_claims(runs, (ahead, seeds))
     assert [r["held_out_check"]["passed"] for r in both] == [True, True] and not both[1]["written"]
+
+
+def test_committed_second_budget_is_four_times_the_steps_of_the_lookup_runs():
+    """Issue 27: the second budget (NoPE, ALiBi, RoPE on lookup), whatever seeds are finished, is one experiment."""
+    budget = lab.load_results(ROOT / "chapters" / "data" / "lab" / "lookup_budget.json")["runs"]
+    lookup = lab.load_results(ROOT / "chapters" / "data" / "lab" / "lookup.json")["runs"]
+    assert budget and lab.mixing_problems(budget) == []
+    assert {r["config"]["scheme"] for r in budget} <= {"nope", "alibi", "rope"}
+    assert {r["config"]["seed"] for r in budget} <= set(claims.DISCOVERY_SEEDS)
+    (steps,) = {r["config"]["steps"] for r in budget}
+    (base,) = {r["config"]["steps"] for r in lookup}
+    assert steps == 4 * base
+    assert {r["provenance"]["source_hash"] for r in budget} == {r["provenance"]["source_hash"] for r in lookup}
+    for r in budget:
+        assert {(e["extension"], e["finetuned"]) for e in r["evaluations"]} == {("none", False)}
