@@ -128,7 +128,7 @@ ACTIVITIES = (
                 ),
                 Choice(
                     "Only a and b",
-                    "Right: a now sees b and a instead of itself alone, b only itself instead of a and b; c and d "
+                    "Now a sees b and a instead of itself alone, and b only itself instead of a and b; c and d "
                     "see the same sets as before.",
                     correct=True,
                 ),

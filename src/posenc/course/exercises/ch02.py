@@ -160,7 +160,7 @@ ACTIVITIES = (
             32,
             0,
             right=(
-                "Right: the slowest wavelength is now 2π·10^(62/64), about 58 tokens, so every pair turns at least "
+                "The slowest wavelength is now 2π·10^(62/64), about 58 tokens, so every pair turns at least "
                 "twice and there is no calm half."
             ),
             wrong=(

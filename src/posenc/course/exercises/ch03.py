@@ -112,7 +112,7 @@ ACTIVITIES = (
                 ),
                 Choice(
                     "No: the next sine needs the current cosine, which is no longer in the row",
-                    "Right (angle-sum identity): the best linear fit is off by about 0.84, against about 1e-15 with "
+                    "By the angle-sum identity; the best linear fit is off by about 0.84, against about 1e-15 with "
                     "both columns.",
                     correct=True,
                 ),

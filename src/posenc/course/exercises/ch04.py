@@ -101,7 +101,7 @@ ACTIVITIES = (
                 ),
                 Choice(
                     "Pair 3: 32 radians is five whole turns plus about 0.2 radians",
-                    "Right: a block cannot show whole turns, so a fast pair knows a long offset only modulo its "
+                    "A block cannot show whole turns, so a fast pair knows a long offset only modulo its "
                     "wavelength.",
                     correct=True,
                 ),

@@ -89,7 +89,7 @@ ACTIVITIES = (
                 ),
                 Choice(
                     "No: it is cos(k), back near 1 every 2π ≈ 6.3 tokens",
-                    "Right: the decay of a wide code comes from averaging many cosines of different periods.",
+                    "The decay of a wide code comes from averaging many cosines of different periods.",
                     correct=True,
                 ),
             ),

@@ -92,7 +92,7 @@ ACTIVITIES = (
             (
                 Choice(
                     "Without scaling it stays about 35; with scaling it falls like 1/√d, from about 4.4 to 0.55",
-                    "Right: without scaling both norms grow like √d, so the ratio is 1/(0.02√2) ≈ 35 for every d; "
+                    "Without scaling both norms grow like √d, so the ratio is 1/(0.02√2) ≈ 35 for every d; "
                     "the scaling divides it by √d.",
                     correct=True,
                 ),

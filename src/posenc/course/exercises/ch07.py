@@ -77,7 +77,7 @@ ACTIVITIES = (
                 ),
                 Choice(
                     "Encoder 15, 15, 31; decoder 31, 31, 0",
-                    "Right: both past keys are beyond max_distance and share the past's last bucket; a decoder gives "
+                    "Both past keys are beyond max_distance and share the past's last bucket; a decoder gives "
                     "every key ahead the bucket of r = 0.",
                     correct=True,
                 ),

@@ -143,7 +143,7 @@ ACTIVITIES = (
             (
                 Choice(
                     "Pair 0 keeps its speed; the curve stays higher at long distances",
-                    "Right: θ_i = b^(−2i/d), so pair 0 keeps 1 radian per token and the slowest pair becomes almost "
+                    "θ_i = b^(−2i/d), so pair 0 keeps 1 radian per token and the slowest pair becomes almost "
                     "ten times slower; the curve falls roughly like 1 − ln r / ln b.",
                     correct=True,
                 ),

@@ -102,7 +102,7 @@ ACTIVITIES = (
                 ),
                 Choice(
                     "(a) Up, to about 100; (b) down, to about 64",
-                    "Right: doubling L moves the crossing by (d/2)·log_b 2 ≈ 4.8 pairs, about 10 dimensions; the "
+                    "Doubling L moves the crossing by (d/2)·log_b 2 ≈ 4.8 pairs, about 10 dimensions; the "
                     "larger base moves it to about half the dimensions.",
                     correct=True,
                 ),

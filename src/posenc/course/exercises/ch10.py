@@ -91,7 +91,7 @@ ACTIVITIES = (
                 ),
                 Choice(
                     "PI 0.25 rad/token, 4×; NTK 1 rad/token, 4×; dynamic 1 rad/token, 5×",
-                    "Right: dynamic NTK is NTK-aware scaling with the effective factor s·n/L − (s − 1) = 5 at "
+                    "Dynamic NTK is NTK-aware scaling with the effective factor s·n/L − (s − 1) = 5 at "
                     "n = 2L.",
                     correct=True,
                 ),

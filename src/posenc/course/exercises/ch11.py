@@ -209,7 +209,7 @@ ACTIVITIES = (
                 ),
                 Choice(
                     "Towards the slow pairs, by about 4.8 pairs, with the same width",
-                    "Right: in i(ν) = d ln(L/(2πν)) / (2 ln b), doubling L adds d ln 2 / (2 ln b) ≈ 4.8 pairs to "
+                    "In i(ν) = d ln(L/(2πν)) / (2 ln b), doubling L adds d ln 2 / (2 ln b) ≈ 4.8 pairs to "
                     "both boundaries.",
                     correct=True,
                 ),

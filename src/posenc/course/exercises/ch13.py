@@ -248,7 +248,7 @@ ACTIVITIES = (
                 ),
                 Choice(
                     "Zero, up to rounding: the test cannot catch the bug",
-                    "Right: the rebuilt table is the original with its columns reordered, and PE PEᵀ sums over the "
+                    "The rebuilt table is the original with its columns reordered, and PE PEᵀ sums over the "
                     "columns; compare the columns themselves instead.",
                     correct=True,
                 ),

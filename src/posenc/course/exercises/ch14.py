@@ -211,7 +211,7 @@ ACTIVITIES = (
             52_000,
             500,
             right=(
-                "Right: the 48 rotated pairs have the speeds of a 96-wide head, so the slowest wavelength is "
+                "The 48 rotated pairs have the speeds of a 96-wide head, so the slowest wavelength is "
                 "2π·10,000^(94/96) ≈ 52,000 tokens."
             ),
             wrong=(

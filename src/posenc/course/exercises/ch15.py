@@ -136,7 +136,7 @@ ACTIVITIES = (
                 ),
                 Choice(
                     "The s = 16 model far above (more than 10), the s = 32 model near (2.36)",
-                    "Right: past s·L = 16 × 4096 = 65,536 the s = 16 model's slow pairs reach angles it never saw; "
+                    "Past s·L = 16 × 4096 = 65,536 the s = 16 model's slow pairs reach angles it never saw; "
                     "the s = 32 model's window reaches 131,072.",
                     correct=True,
                 ),
