@@ -368,3 +368,15 @@ def test_ch15_only_the_model_scaled_past_98304_stays_near():
     text = solution("ex-ch15-predict")
     assert "The $s = 16$ model goes from 2.42 at 65536 to more than 10 at 98304" in text
     assert "The $s = 32$ model falls to 2.36 at 98304" in text
+
+
+def test_the_teachers_guide_names_the_chapters_with_answers_in_the_page():
+    chapters = sorted({int(ACTIVITIES[label].chapter) for label in KEYS})
+    runs, start = [], chapters[0]
+    for previous, current in zip(chapters, [*chapters[1:], None], strict=True):
+        if current != previous + 1:
+            runs.append(f"{start}–{previous}" if previous > start else f"{start}")
+            start = current
+    named = " and ".join([", ".join(runs[:-1]), runs[-1]] if len(runs) > 1 else runs)
+    text = re.sub(r"\s+", " ", (CHAPTERS / "coursework.md").read_text())
+    assert f"the prediction exercises of chapters {named} first ask the reader" in text
