@@ -107,7 +107,7 @@ ACTIVITIES = (
                 ),
                 Choice(
                     "Neither: a shift of 1000 takes every block far from the identity",
-                    "Pair 3 is within about 0.2 of the identity, and so is the slowest pair (0.3 radians).",
+                    "Pair 3's block is within about 0.2 of the identity, and the slowest pair's within about 0.3.",
                 ),
             ),
         ),
