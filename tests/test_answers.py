@@ -380,3 +380,24 @@ def test_the_teachers_guide_names_the_chapters_with_answers_in_the_page():
     named = " and ".join([", ".join(runs[:-1]), runs[-1]] if len(runs) > 1 else runs)
     text = re.sub(r"\s+", " ", (CHAPTERS / "coursework.md").read_text())
     assert f"the prediction exercises of chapters {named} first ask the reader" in text
+
+
+def test_the_transform_puts_the_form_right_before_a_keyed_solution_only():
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+    from sphinx_exercise.nodes import solution_node
+
+    from posenc.book.answers import insert_answer_forms
+
+    document = new_document("page", get_default_settings(Parser))
+    section = nodes.section()
+    document += section
+    keyed, unkeyed = solution_node(target_label="ex-ch07-predict-buckets"), solution_node(target_label="ex-ch07-x")
+    section += [nodes.paragraph(text="exercise"), keyed, nodes.paragraph(text="next"), unkeyed]
+    insert_answer_forms(None, document, "page")
+    forms = list(document.findall(nodes.raw))
+    assert len(forms) == 1 and forms[0]["format"] == "html"
+    assert section.index(forms[0]) + 1 == section.index(keyed)
+    assert forms[0].astext() == answer_form("ex-ch07-predict-buckets", KEYS["ex-ch07-predict-buckets"])
