@@ -172,8 +172,10 @@ def test_assignment_config_and_requirements(export):
             source = CHAPTERS / name if name.startswith("data/") else ROOT / name
             assert (path.parent / name).read_bytes() == source.read_bytes()
         code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
-        for data in (CHAPTERS / "data").iterdir():  # each data file the code names, and no other
-            assert (data.name in code) == (f"data/{data.name}" in config.get("files", [])), (path.name, data.name)
+        for data in (CHAPTERS / "data").rglob("*"):  # each data file the code names, and no other
+            if data.is_file():
+                listed = f"data/{data.relative_to(CHAPTERS / 'data').as_posix()}" in config.get("files", [])
+                assert (data.name in code) == listed, (path.name, data.name)
         markdown = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
         assert "../images/" not in markdown
         assert sorted(set(re.findall(r"(?<![\w./])images/([\w.-]+)", markdown))) == sorted(

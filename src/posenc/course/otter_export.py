@@ -211,7 +211,7 @@ def _requirements(posenc: str) -> str:
 
 def _local_files(notebook, folder: Path) -> dict[str, Path]:
     """Point the notebook's ``../images/`` links at ``images/`` (in place) and return what it shows or
-    reads: ``images/X`` for each such link, ``data/X`` for each file of ``folder/data`` a code cell names."""
+    reads: ``images/X`` for each such link, ``data/X`` for each file under ``folder/data`` whose name a code cell holds."""
     files = {}
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
@@ -221,9 +221,9 @@ def _local_files(notebook, folder: Path) -> dict[str, Path]:
             cell.source = cell.source.replace("../images/", "images/")
     code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
     if (folder / "data").is_dir():
-        for path in sorted((folder / "data").iterdir()):
+        for path in sorted((folder / "data").rglob("*")):
             if path.is_file() and path.name in code:
-                files[f"data/{path.name}"] = path
+                files[f"data/{path.relative_to(folder / 'data').as_posix()}"] = path
     return files
 
 
