@@ -211,7 +211,8 @@ def _requirements(posenc: str) -> str:
 
 def _local_files(notebook, folder: Path) -> dict[str, Path]:
     """Point the notebook's ``../images/`` links at ``images/`` (in place) and return what it shows or
-    reads: ``images/X`` for each such link, ``data/X`` for each file under ``folder/data`` whose name a code cell holds."""
+    reads: ``images/X`` for each such link, ``data/X`` for each file under ``folder/data`` whose name
+    a code cell holds."""
     files = {}
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
