@@ -67,13 +67,13 @@ def test_dynamic_ntk_unrotated_cache_is_exact():
     assert np.all(cache.angle_error() == 0.0)
 
 
-def tiny_config(config_class, rope_parameters, max_position_embeddings, **extra):
+def tiny_config(config_class, rope_parameters, max_position_embeddings, layers=1, **extra):
     torch.manual_seed(0)
     config = config_class(
         vocab_size=40,
         hidden_size=32,
         intermediate_size=64,
-        num_hidden_layers=1,
+        num_hidden_layers=layers,
         num_attention_heads=2,
         num_key_value_heads=2,
         max_position_embeddings=max_position_embeddings,
@@ -163,6 +163,29 @@ def test_longrope_matches_transformers_phi3_reuse_and_recompute():
     np.testing.assert_allclose(cache.keys_for_query(), reused, atol=2e-5)
     np.testing.assert_allclose(cache.fresh_keys(), recomputed, atol=2e-5)
     assert np.abs(reused - recomputed).max() > 1e-2
+
+
+def test_an_unrotated_store_is_stale_from_the_second_layer_on_only_a_recompute_matches():
+    """Storing entries before rotation keeps one layer exact, not the model: from the second layer on, the
+    cached keys and values were computed from hidden states that attended with the old speeds. A tiny 2-layer
+    Phi-3 with LongRoPE, stepped past the switch: its value cache (values are never rotated, so it is an
+    unrotated store) agrees with a full recompute (one forward over the whole sequence, what ``generate`` does
+    at the switch) in layer 0 and differs in layer 1."""
+    rope = {"rope_type": "longrope", "rope_theta": 10000.0, "short_factor": SHORT, "long_factor": LONG, "factor": 4.0}
+    config = tiny_config(Phi3Config, rope, 32, layers=2, original_max_position_embeddings=8, head_dim=D)
+    model = Phi3ForCausalLM(config).eval()
+    ids = torch.randint(2, 40, (1, 12), generator=torch.Generator().manual_seed(3))
+    stepped = DynamicCache(config=config)
+    with torch.no_grad():
+        model(ids[:, :5], past_key_values=stepped, use_cache=True)  # length 5 <= 8: short factors
+        for n in range(5, 12):
+            model(ids[:, n : n + 1], past_key_values=stepped, use_cache=True)
+        recomputed = DynamicCache(config=config)
+        model(ids, past_key_values=recomputed, use_cache=True)  # length 12 > 8: long factors for all
+    gap = [(stepped.layers[j].values - recomputed.layers[j].values).abs().max().item() for j in (0, 1)]
+    scale = recomputed.layers[1].values.abs().max().item()
+    assert gap[0] < 1e-5  # layer 0: the projection of the embeddings, no position in it
+    assert gap[1] > 1e-2 * scale  # layer 1: computed from hidden states of the short-factor run
 
 
 # --- StreamingLLM: sinks, a window, positions inside the cache ---------------------------------------

@@ -204,6 +204,30 @@ def test_transformers_dynamic_ntk_depends_on_the_batch():
     assert (batched - alone).abs().max() > 1e-3
 
 
+def test_transformers_dynamic_ntk_keeps_grown_speeds_until_a_call_shorter_than_l():
+    """``dynamic_frequency_update`` recomputes the speeds only when the length grows past the longest seen, and
+    restores the original speeds only for a call shorter than ``max_position_embeddings`` (L for rope type
+    "dynamic"): after a call at 12, a prompt of 10 or of exactly L = 8 tokens keeps the speeds of 12; after a call
+    at 7 it gets the speeds it gets on a fresh model. The speeds at each length are posenc's."""
+    rope = {"rope_type": "dynamic", "rope_theta": 10000.0, "factor": 2.0}
+
+    def speeds_after(*lengths):
+        """The speeds of a fresh model's rotary embedding after calls at these lengths, in order."""
+        rotary = tiny_llama(rope, max_position_embeddings=8, layers=1).model.rotary_emb
+        for n in lengths:
+            rotary(torch.zeros(1, n, 1), torch.arange(n)[None])
+        return rotary.inv_freq.numpy().astype(np.float64)
+
+    def expected(length):
+        return posenc.scaled_inv_freq("dynamic", HEAD_DIM, 10000.0, 2.0, 8, seq_len=length)[0]
+
+    for length in (10, 8):
+        np.testing.assert_allclose(speeds_after(length), expected(length), rtol=1e-6)  # fresh: its own length
+        np.testing.assert_allclose(speeds_after(12, length), expected(12), rtol=1e-6)  # kept from the call at 12
+        assert not np.allclose(expected(12), expected(length), rtol=1e-6)
+        np.testing.assert_allclose(speeds_after(7, length), expected(length), rtol=1e-6)  # reset by a call < L
+
+
 def test_transformers_longrope_depends_on_the_batch():
     """LongRoPE reads the same batch-wide length (``longrope_frequency_update``): a short prompt's logits change when
     a prompt past ``original_max_position_embeddings`` is batched with it, and not when the longest prompt fits."""
