@@ -108,22 +108,25 @@ def test_book_figures_record_their_smallest_text_in_the_png(tmp_path):
 
 
 def test_the_record_leaves_the_pixels_unchanged(tmp_path):
+    """Same pixels with and without the hook, for layouts that change when drawn more than once."""
     import numpy as np
     from PIL import Image
 
-    def draw(style):
+    def draw(style, layout):
+        path = tmp_path / f"{layout}-{len(style)}.png"
         with plt.rc_context(style):
-            fig, ax = plt.subplots()
-            ax.plot([0, 1], [2, 3], label="x")
-            ax.legend(fontsize=8)
-        return fig
+            fig, axes = plt.subplots(1, 2, figsize=(7, 2.5), layout=layout)
+            for ax in axes:
+                ax.plot([0, 1], [2, 3e4], label="a long label")
+                ax.set_title("two\nlines")
+            fig.legend(loc="outside lower center" if layout == "constrained" else "lower center", fontsize=8)
+            fig.savefig(path, bbox_inches="tight")
+            plt.close(fig)
+        return Image.open(path)
 
     style = plotting.book_style()
     plain = {k: v for k, v in style.items() if k != "figure.hooks"}
-    for name, s in (("hooked.png", style), ("plain.png", plain)):
-        fig = draw(s)
-        fig.savefig(tmp_path / name)
-        plt.close(fig)
-    hooked, other = (Image.open(tmp_path / n) for n in ("hooked.png", "plain.png"))
-    assert plotting.SMALLEST_TEXT_KEY in hooked.text and plotting.SMALLEST_TEXT_KEY not in other.text
-    assert np.array_equal(np.asarray(hooked), np.asarray(other))
+    for layout in ("constrained", "tight", None):
+        hooked, other = draw(style, layout), draw(plain, layout)
+        assert plotting.SMALLEST_TEXT_KEY in hooked.text and plotting.SMALLEST_TEXT_KEY not in other.text
+        assert hooked.size == other.size and np.array_equal(np.asarray(hooked), np.asarray(other)), layout

@@ -78,12 +78,11 @@ def smallest_text_px(figure) -> float | None:
     """The font size in pixels of the smallest text that ``figure`` draws, or None if it draws none.
 
     A text of ``s`` points at ``dpi`` dots per inch is ``s * dpi / 72`` pixels tall (the em size).
-    The figure is laid out first (``draw_without_rendering``), so tick labels have their text;
-    the texts counted are the visible, non-empty ones in visible axes.
+    Call it on a figure that has been drawn (tick labels get their text when drawn); it draws
+    nothing itself, so the figure's layout stays as it is. The texts counted are the visible,
+    non-empty ones in visible axes.
     """
     from matplotlib.text import Text
-
-    figure.draw_without_rendering()
 
     def drawn(artist) -> bool:
         return (
@@ -101,8 +100,9 @@ def record_smallest_text(figure) -> None:
     """A ``figure.hooks`` hook (set by :func:`book_style`): a PNG of ``figure`` records its smallest text.
 
     Whenever the figure is printed as PNG (``savefig``, or a notebook's inline output), the PNG
-    gets a text chunk :data:`SMALLEST_TEXT_KEY` with :func:`smallest_text_px` at the printed dpi.
-    The pixels do not change.
+    gets a text chunk :data:`SMALLEST_TEXT_KEY` with :func:`smallest_text_px` at the printed dpi,
+    measured when the figure has been drawn for that PNG (matplotlib writes the chunks after it
+    draws). Nothing else changes: no extra draw, the same pixels.
     """
     canvas = figure.canvas
     print_figure = canvas.print_figure
@@ -111,15 +111,21 @@ def record_smallest_text(figure) -> None:
         fmt = kwargs.get("format")
         if fmt is None and isinstance(filename, (str, os.PathLike)):
             fmt = os.path.splitext(os.fspath(filename))[1][1:] or None
-        if str(fmt or mpl.rcParams["savefig.format"]).lower() == "png":
+        if str(fmt or mpl.rcParams["savefig.format"]).lower() != "png":
+            return print_figure(filename, *args, **kwargs)
+        metadata = dict(kwargs.get("metadata") or {})
+        kwargs["metadata"] = metadata  # the same dict: filled in after each draw, written after the last
+
+        def measure(event):
             px = smallest_text_px(figure)
             if px is not None:
-                dpi = kwargs.get("dpi") or mpl.rcParams["savefig.dpi"]
-                scale = 1.0 if dpi == "figure" else float(dpi) / figure.dpi
-                metadata = dict(kwargs.get("metadata") or {})
-                metadata.setdefault(SMALLEST_TEXT_KEY, f"{px * scale:.3f}")
-                kwargs["metadata"] = metadata
-        return print_figure(filename, *args, **kwargs)
+                metadata[SMALLEST_TEXT_KEY] = f"{px:.3f}"  # at the dpi the figure is printed at
+
+        connection = figure.canvas.mpl_connect("draw_event", measure)
+        try:
+            return print_figure(filename, *args, **kwargs)
+        finally:
+            figure.canvas.mpl_disconnect(connection)
 
     canvas.print_figure = print_with_smallest_text
 

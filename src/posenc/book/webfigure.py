@@ -546,7 +546,7 @@ def figure_data(explorer, grids: dict[str, tuple] | None = None) -> dict:
     explorer._draw(defaults)  # leave the figure in its default state
     still = explorer._png(compress_level=9, palette=True)
     still_alt = explorer.alt_text(defaults)
-    smallest = smallest_text_px(figure)
+    smallest = smallest_text_px(figure)  # drawn in its default state just above
     states = np.asarray(table, dtype=np.int64)
     wide = states.max(initial=0) >= 2**16
     controls = []
