@@ -53,7 +53,7 @@ test: $(STAMP)
 # executes no chapter and trains no model (see tests/conftest.py for what counts as slow).
 check: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/python -m pytest -q -m "not book and not slow" -p no:cacheprovider
+	$(BIN)/python -m pytest -q -m "not book and not slow" -p no:cacheprovider -n 2
 
 # Jupyter refuses to run as root unless told to (containers often run as root).
 ALLOW_ROOT = $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)

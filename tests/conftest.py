@@ -23,17 +23,32 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # `make check` (the contributors' quick loop) runs every test but the slow ones: those that
 # execute chapters, grade a class of notebooks, train the lab's models, build the reference library's
-# models layer by layer or time the kernels.
+# models layer by layer, read its whole class table, mutate every checker, or time the kernels.
 # `make test` (CI) runs them all. A test marked here by its file or its name; a new slow test
 # joins by a name below or its own `@pytest.mark.slow`.
-SLOW_FILES = {"test_lab.py", "test_explorer_titles.py", "test_course_grade.py", "test_benchmarks.py"}
-SLOW_NAMES = ("notebook_runs_top_to_bottom", "lab_command_line", "layer_by_layer")
+SLOW_FILES = {
+    "test_lab.py",
+    "test_explorer_titles.py",
+    "test_course_grade.py",
+    "test_course_mutants.py",
+    "test_benchmarks.py",
+}
+SLOW_NAMES = (
+    "notebook_runs_top_to_bottom",
+    "lab_command_line",
+    "layer_by_layer",
+    "learned_position_table_before_and_after_training",
+    "class_defaults",
+    "one_chapter_can_be_handed_out",
+)
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in SLOW_FILES or any(name in item.name for name in SLOW_NAMES):
             item.add_marker(pytest.mark.slow)
+
+
 BOOK_OUT = ROOT / "_build" / "test-book"
 
 

@@ -68,6 +68,7 @@ def test_api_page_documents_every_public_name():
     import posenc.book.webfigure
     import posenc.book.widgets
     import posenc.course.editions
+    import posenc.course.otter_export
     import posenc.exercises
     import posenc.nn
 
@@ -76,7 +77,7 @@ def test_api_page_documents_every_public_name():
         assert re.search(rf"posenc(\.\w+)?\.{name}\b", text), f"api.md does not document posenc.{name}"
     modules = (posenc.nn, posenc.book.plotting, posenc.book.widgets, posenc.book.controls, posenc.book.player)
     modules += (posenc.book.webfigure,)
-    modules += (posenc.exercises, posenc.course.editions, posenc.book.browser_formulas)
+    modules += (posenc.exercises, posenc.course.editions, posenc.course.otter_export, posenc.book.browser_formulas)
     for module in modules:
         for name in module.__all__:
             assert f"{module.__name__}.{name}" in text, f"api.md does not document {module.__name__}.{name}"

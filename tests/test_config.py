@@ -458,6 +458,40 @@ def test_a_config_that_is_not_a_mapping_and_a_non_rope_zoo_model():
         posenc.from_config(posenc.MODELS["GPT-2"].config)
 
 
+@pytest.mark.parametrize(
+    "scaling, length, factor",
+    [
+        ({"factor": 4.0, "original_max_position_embeddings": ORIGINAL}, ORIGINAL, 4.0),
+        ({"factor": 4.0}, 8 * ORIGINAL, 4.0),  # no original length: max_position_embeddings is taken as L
+        ({"original_max_position_embeddings": ORIGINAL}, ORIGINAL, 8.0),  # no factor: posenc takes max / L
+    ],
+)
+def test_yarn_reads_max_position_embeddings_only_where_a_field_is_missing(scaling, length, factor):
+    """transformers 5.23 takes YaRN's L from original_max_position_embeddings, else from max_position_embeddings
+    (``standardize_rope_params``), and posenc.from_config does the same (chapter 11's deployment box). Without a
+    ``factor`` transformers refuses the config (its validation names the key); posenc takes max / L, the rule of
+    ``_compute_yarn_parameters`` for a factor of None."""
+    config = {
+        "hidden_size": 2 * HEAD,
+        "num_attention_heads": 2,
+        "num_hidden_layers": 1,
+        "max_position_embeddings": 8 * ORIGINAL,
+        "rope_theta": BASE,
+        "rope_scaling": {"rope_type": "yarn", **scaling},
+    }
+    expected = posenc.scaled_inv_freq("yarn", HEAD, BASE, factor, length)
+    layer = posenc.from_config(config)[0]
+    np.testing.assert_allclose(layer.inv_freq, expected[0], rtol=1e-12)
+    assert layer.attention_factor == pytest.approx(expected[1], rel=1e-12)
+    if "factor" not in scaling:
+        with pytest.raises(KeyError, match="factor"):
+            LlamaConfig(**config)
+        return
+    inv, attention_factor = reference(LlamaConfig(**config), "yarn")
+    np.testing.assert_allclose(inv, expected[0], rtol=1e-6)
+    assert attention_factor == pytest.approx(expected[1], rel=1e-6)
+
+
 # --- the family rules the issue named, each against the reference library ----------------------------
 
 DATA = __import__("pathlib").Path(__file__).parent / "data" / "configs"

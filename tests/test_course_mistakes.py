@@ -409,6 +409,111 @@ WRONG.update({
     ),
 })
 
+WRONG.update({
+    # chapter 16: position ids from a padding mask, positions of a packed row
+    "mask-column-index": (
+        "position_ids_from_mask",
+        "f",
+        """
+        def f(attention_mask):
+            mask = np.asarray(attention_mask)
+            return np.zeros(mask.shape, dtype=int) + np.arange(mask.shape[-1])
+        """,
+        "not the columns",
+    ),
+    "mask-cumsum-unfilled": (
+        "position_ids_from_mask",
+        "f",
+        """
+        def f(attention_mask):
+            return np.cumsum(np.asarray(attention_mask), axis=-1) - 1
+        """,
+        "gives -1 before",
+    ),
+    "mask-from-one": (
+        "position_ids_from_mask",
+        "f",
+        """
+        def f(attention_mask):
+            mask = np.asarray(attention_mask)
+            return np.cumsum(mask, axis=-1) * mask
+        """,
+        "positions count from 0",
+    ),
+    "mask-pads-at-one": (
+        "position_ids_from_mask",
+        "f",
+        """
+        def f(attention_mask):
+            mask = np.asarray(attention_mask)
+            return np.where(mask == 0, 1, np.cumsum(mask, axis=-1) - 1)
+        """,
+        "you filled them with 1",
+    ),
+    "mask-minus-leading-pads": (
+        "position_ids_from_mask",
+        "f",
+        """
+        def f(attention_mask):
+            mask = np.atleast_2d(np.asarray(attention_mask))
+            out = np.zeros(mask.shape, dtype=int)
+            for b, row in enumerate(mask):
+                first = int(np.argmax(row == 1)) if row.any() else row.size
+                out[b] = np.where(row == 1, np.arange(row.size) - first, 0)
+            return out.reshape(np.shape(attention_mask))
+        """,
+        "does not advance the count",
+    ),
+    "mask-down-the-batch": (
+        "position_ids_from_mask",
+        "f",
+        """
+        def f(attention_mask):
+            mask = np.asarray(attention_mask)
+            return np.where(mask == 1, np.cumsum(mask, axis=0) - 1, 0)
+        """,
+        "count along each row",
+    ),
+    "packed-no-restart": (
+        "packed_position_ids",
+        "f",
+        """
+        def f(lengths):
+            return np.arange(int(np.sum(np.asarray(lengths))))
+        """,
+        "as if it were one document",
+    ),
+    "packed-from-one": (
+        "packed_position_ids",
+        "f",
+        """
+        def f(lengths):
+            return np.concatenate([np.arange(1, int(n) + 1) for n in lengths])
+        """,
+        "is at position 0, not 1",
+    ),
+    "packed-document-ids": (
+        "packed_position_ids",
+        "f",
+        """
+        def f(lengths):
+            lengths = np.asarray(lengths, dtype=int)
+            return np.repeat(np.arange(len(lengths)), lengths)
+        """,
+        "which document each token belongs to",
+    ),
+    "packed-minus-end": (
+        "packed_position_ids",
+        "f",
+        """
+        def f(lengths):
+            lengths = np.asarray(lengths, dtype=int)
+            return np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths), lengths)
+        """,
+        "not where it ends",
+    ),
+})
+
 # wrong answers that the public run (no course seed) must reject, with or without a named hint
 FAILS_IN_THE_NOTEBOOK = {
     "interpolate-bisect-off-by-one": (
@@ -702,6 +807,36 @@ RIGHT.update({
         """
         def f(head_dim, base, context_length):
             return [context_length * base ** (-2 * i / head_dim) / (2 * math.pi) for i in range(head_dim // 2)]
+        """,
+    ),
+})
+
+
+RIGHT.update({
+    # chapter 16: answers in other styles than the notebook's
+    "mask-running-count-in-python": (
+        "position_ids_from_mask",
+        "f",
+        """
+        def f(attention_mask):
+            rows = np.asarray(attention_mask).tolist()
+            flat = not isinstance(rows[0], list)
+            out = []
+            for row in ([rows] if flat else rows):
+                count, ids = 0, []
+                for m in row:
+                    ids.append(count if m == 1 else 0)
+                    count += m == 1
+                out.append(ids)
+            return out[0] if flat else out
+        """,
+    ),
+    "packed-concatenated-ranges": (
+        "packed_position_ids",
+        "f",
+        """
+        def f(lengths):
+            return np.concatenate([np.arange(int(n)) for n in np.asarray(lengths)])
         """,
     ),
 })

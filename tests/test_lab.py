@@ -1,6 +1,9 @@
 """The lab: data, models for every scheme, training, extension, checkpoints, results files, CLI."""
 
+import importlib
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +14,7 @@ import torch
 
 import posenc
 from posenc import lab
+from posenc.lab import claims
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = {"d_model": 32, "n_layers": 1, "n_heads": 2, "eval_batches": 1, "eval_batch_size": 8, "batch_size": 16}
@@ -118,11 +122,14 @@ def test_run_record_has_every_evaluation():
     evaluations = record["evaluations"]
     zero_shot = [e for e in evaluations if not e["finetuned"]]
     tuned = [e for e in evaluations if e["finetuned"]]
-    assert len(zero_shot) == len(lab.EXTENSIONS) * 3 and len(tuned) == (len(lab.EXTENSIONS) - 1) * 3
+    # every extension zero-shot and fine-tuned, "none" too: plain RoPE fine-tuned at the target length
+    assert len(zero_shot) == len(tuned) == len(lab.EXTENSIONS) * 3
     for e in evaluations:
         assert e["metric"] == "accuracy" and 0 <= e["all"] <= 1
         assert (e["beyond"] is None) == (e["test_factor"] == 1)
     assert record["training"]["steps_per_second"] > 0
+    assert record["provenance"]["source_hash"] == lab.code_version()["source_hash"]
+    assert record["provenance"]["corpus_hash"] is None  # lookup reads no text
     factors = np.array(record["longrope"]["long_factor"])
     assert factors.shape == (8,) and np.all(np.diff(factors) >= 0) and np.all((factors >= 1) & (factors <= 8))
     json.dumps(lab.strip_model(record))  # serialisable
@@ -132,9 +139,15 @@ def test_passkey_run_reports_accuracy_by_depth_to_8L():
     config = lab.RunConfig.for_task("passkey", scheme="nope", steps=3, **TINY)
     record = lab.run(config)
     assert [e["test_factor"] for e in record["evaluations"]] == [1, 2, 4, 8]
+    assert lab.RunConfig.for_task("passkey").eval_batches * lab.RunConfig.for_task("passkey").eval_batch_size >= 512
     for e in record["evaluations"]:
         assert len(e["by_depth"]) == len(lab.PASSKEY_DEPTHS) == 8
-        assert e["all"] == pytest.approx(np.mean(e["by_depth"])) and e["inside"] is None
+        assert e["sequences"] == config.eval_batches * config.eval_batch_size
+        assert e["all"] == pytest.approx(np.mean(e["by_depth"]))
+        # the one scored position is the last: within L at L, past L at every longer length
+        assert (e["inside"], e["beyond"]) == ((e["all"], None) if e["test_factor"] == 1 else (None, e["all"]))
+        counts = np.array(e["by_depth"]) * e["sequences"]
+        np.testing.assert_allclose(counts, np.round(counts), atol=1e-9)  # whole sequences
     with pytest.raises(ValueError, match="passkey scores one position"):
         lab.per_position(record["model"], config, 32)
 
@@ -200,7 +213,10 @@ def test_command_line_writes_a_results_file_that_summarises(tmp_path):
     result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert result.returncode == 0, result.stderr
     data = lab.load_results(out)
-    assert data["command"].startswith("python -m posenc.lab run") and data["versions"]["torch"]
+    assert data["commands"][-1]["command"].startswith("python -m posenc.lab run") and data["versions"]["torch"]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask  # a normal new file (0o644 under umask 022), not 0o600
     assert data["runs"][0]["config"]["scheme"] == "alibi"
     assert (tmp_path / "ckpt" / "lookup-alibi-seed0.pt").exists()
     rows = lab.summarise(data["runs"])
@@ -253,8 +269,8 @@ def test_extensions_are_configured_once_for_the_target_length():
 
 
 def test_one_committed_configuration_reproduces():
-    """Rerun lookup/sinusoidal/seed 0 exactly as the results file's command did, on the CPU."""
-    committed = lab.load_results(ROOT / "chapters" / "data" / "lab_results.json")
+    """Rerun lookup/sinusoidal/seed 0 exactly as the lookup results file's command did, on the CPU."""
+    committed = lab.load_results(ROOT / "chapters" / "data" / "lab" / "lookup.json")
     (saved,) = [
         r
         for r in committed["runs"]
@@ -282,6 +298,7 @@ def _record(seed, scheme, values, task="text"):
         {
             "extension": "none",
             "finetuned": False,
+            "metric": "bits_per_char",
             "test_factor": f,
             "all": v,
             "inside": v,
@@ -362,7 +379,7 @@ def test_a_sweep_resumes_where_it_stopped(tmp_path):
     out.write_text(json.dumps({**data, "runs": [kept]}))
     again = subprocess.run([*command, "--jobs", "2"], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert again.returncode == 0, again.stderr
-    assert "1 of the 2 runs are done already; running the other 1" in again.stdout
+    assert "1 of the 2 runs are in the file already (kept; --rerun replaces them); running the other 1" in again.stdout
     resumed = lab.load_results(out)["runs"]
     assert resumed[0] == kept and resumed[1]["config"]["scheme"] == "nope"  # the first run was not redone
     assert not list(tmp_path.glob("*.tmp*")) and len(list(tmp_path.iterdir())) == 1  # no leftovers
@@ -381,9 +398,49 @@ def test_committed_results_are_complete_and_small():
     }
     rows = lab.summarise(runs)
     assert min(r["n"] for r in rows) >= 5
-    assert {r["extension"] for r in rows} == set(lab.EXTENSIONS)
+    # the earlier protocol: every extension but the control added later (ntk_at_dynamic)
+    assert {r["extension"] for r in rows} == set(lab.EXTENSIONS) - {"ntk_at_dynamic"}
     for name in ("passkey", "nope", "partial", "p_rope"):
         assert any(name in r["task"] or name in r["scheme"] for r in rows)
+
+
+def test_committed_lookup_results_follow_the_current_protocol():
+    """Issue 27: the lookup part of the sweep, discovery and held-out seeds, with its controls and provenance."""
+    path = ROOT / "chapters" / "data" / "lab" / "lookup.json"
+    assert path.stat().st_size < 1_000_000
+    data = lab.load_results(path)
+    runs = data["runs"]
+    assert {(r["config"]["task"], r["config"]["scheme"]) for r in runs} == {("lookup", s) for s in lab.SCHEMES}
+    assert lab.mixing_problems(runs) == []  # one code version, one set of settings and versions
+    seeds = sorted(claims.DISCOVERY_SEEDS + claims.HELD_OUT_SEEDS)
+    assert all(sorted(r["config"]["seed"] for r in runs if r["config"]["scheme"] == s) == seeds for s in lab.SCHEMES)
+    rows = lab.summarise(runs, "beyond")
+    assert min(r["n"] for r in rows) == len(seeds) >= 10
+    rope = {(r["extension"], r["finetuned"]) for r in rows if r["scheme"] == "rope"}
+    assert rope == {(e, t) for e in lab.EXTENSIONS for t in (False, True)}  # plain RoPE fine-tuned too
+    for r in runs:
+        config, provenance = r["config"], r["provenance"]
+        assert len(provenance["source_hash"]) == 16 and len(provenance["git_commit"]) == 40
+        assert not provenance["git_dirty"] and provenance["corpus_hash"] is None
+        assert config["finetune_learning_rate"] == pytest.approx(config["learning_rate"] / 10)
+        assert config["eval_batches"] * config["eval_batch_size"] >= 512
+    assert data["commands"][-1]["command"].startswith("python -m posenc.lab merge")
+
+
+def test_every_lookup_claim_holds_on_the_held_out_seeds_of_the_committed_file():
+    """Issue 27: the claims written from seeds 0-9 checked on seeds 10 and 11 alone, on the committed data."""
+    runs = lab.load_results(ROOT / "chapters" / "data" / "lab" / "lookup.json")["runs"]
+    results = claims.check_claims(runs)
+    assert [r["name"] for r in results] == [c.name for c in claims.CLAIMS]
+    for r in results:
+        held = r["held_out_check"]
+        assert r["written"], r["name"]  # the discovery seeds support each claim as written
+        assert held["seeds"] == claims.HELD_OUT_SEEDS
+        if held["passed"] is None:
+            assert r["discovery_verdict"] == "inconclusive"
+        else:
+            assert held["passed"] == (r["name"] not in claims.NOT_CONFIRMED), r["name"]
+            assert r["confirmed"] == held["passed"], r["name"]  # the module's all-seed rule agrees
 
 
 def test_t_quantiles_match_the_printed_tables_and_the_interval_its_formula():
@@ -416,3 +473,363 @@ def test_devices_are_checked_before_any_training():
         [sys.executable, "-m", "posenc.lab", "sweep", "--device", "tpu"], capture_output=True, text=True, cwd=ROOT
     )
     assert result.returncode == 2 and "argument --device: device must be" in result.stderr
+
+
+# --- issue 27: results never lost, controls, provenance, intervals ------------------------------
+
+
+def _lab(*args, cwd=ROOT):
+    return subprocess.run(
+        [sys.executable, "-m", "posenc.lab", *args], capture_output=True, text=True, cwd=cwd, timeout=600
+    )
+
+
+def test_a_short_run_into_a_copy_of_the_full_results_file_loses_nothing(tmp_path):
+    """Issue 27: one short run into a copy of the committed file keeps every earlier run."""
+    out = tmp_path / "results.json"
+    shutil.copyfile(ROOT / "chapters" / "data" / "lab_results.json", out)
+    before = lab.load_results(out)
+    short = [
+        "run",
+        "--task",
+        "lookup",
+        "--scheme",
+        "alibi",
+        "--seed",
+        "0",
+        "--steps",
+        "2",
+        "--quiet",
+        "--out",
+        str(out),
+    ]
+    refused = _lab(*short)  # other settings (2 steps) in the book's file: refused, the file untouched
+    assert refused.returncode == 1 and "would mix experiments" in refused.stderr and "steps" in refused.stderr
+    assert "--allow-mixed" in refused.stderr and "Traceback" not in refused.stderr
+    assert lab.load_results(out) == before
+    mixed = _lab(*short, "--allow-mixed")
+    assert mixed.returncode == 0, mixed.stderr
+    after = lab.load_results(out)
+    identities = {lab.run_identity(r["config"]) for r in after["runs"]}
+    assert all(lab.run_identity(r["config"]) in identities for r in before["runs"])  # every earlier run is there
+    assert after["runs"] == sorted(
+        before["runs"] + [r for r in after["runs"] if r["config"]["steps"] == 2],
+        key=lambda r: (r["config"]["task"], r["config"]["scheme"], r["config"]["seed"]),
+    )
+    assert len(after["runs"]) == len(before["runs"]) + 1
+    assert after["commands"][:-1] == before["commands"] and after["commands"][-1]["runs"] == 1
+    assert after["seconds"] > before["seconds"]
+    # the same command again keeps the run; --rerun replaces it, and says so
+    again = _lab(*short, "--allow-mixed")
+    assert again.returncode == 0 and "1 of the 1 runs are in the file already" in again.stdout
+    assert lab.load_results(out)["runs"] == after["runs"]
+    rerun = _lab(*short, "--allow-mixed", "--rerun")
+    assert rerun.returncode == 0 and "replacing, the 1 runs" in rerun.stdout
+    assert len(lab.load_results(out)["runs"]) == len(after["runs"])
+
+
+def test_merge_runs_keeps_everything_and_replaces_only_the_same_configuration():
+    def record(seed, steps=500, value=0.5):
+        return {"config": {"task": "lookup", "scheme": "rope", "seed": seed, "steps": steps, "threads": 1}, "v": value}
+
+    previous = [record(0), record(1), record(0, steps=2000)]
+    merged, replaced = lab.merge_runs(
+        previous, [record(2), {**record(1, value=0.7), "config": {**record(1)["config"], "threads": 2}}]
+    )
+    assert replaced == [record(1)]  # threads change the speed, not the configuration
+    assert len(merged) == 4 and {(r["config"]["seed"], r["config"]["steps"]) for r in merged} == {
+        (0, 500),
+        (0, 2000),
+        (1, 500),
+        (2, 500),
+    }
+    assert [r["v"] for r in merged if r["config"]["seed"] == 1] == [0.7]
+
+
+def test_mixing_problems_name_what_differs():
+    def record(task="lookup", scheme="rope", seed=0, steps=500, source="aaaa", corpus=None, torch_version="2.13.0"):
+        return {
+            "config": {"task": task, "scheme": scheme, "seed": seed, "steps": steps, "threads": 1, "device": "cpu"},
+            "provenance": {"source_hash": source, "corpus_hash": corpus},
+            "versions": {"python": "3.11.7", "torch": torch_version, "numpy": "2.4.6"},
+        }
+
+    same = [record(), record(scheme="alibi", seed=3), record(task="text", steps=600, corpus="c1")]
+    assert lab.mixing_problems(same) == []  # schemes, seeds and per-task settings may differ
+    assert lab.mixing_problems([*same, record(steps=2000)]) == ["lookup runs differ in steps: 2000, 500"]
+    assert lab.mixing_problems([*same, record(source="bbbb")]) == ["runs differ in code (source hash): aaaa, bbbb"]
+    assert lab.mixing_problems([*same, record(task="text", steps=600, corpus="c2")]) == [
+        "runs differ in text corpus (hash): c1, c2"
+    ]
+    assert lab.mixing_problems([*same, record(torch_version="2.14.0")]) == ["runs differ in torch: 2.13.0, 2.14.0"]
+
+
+def test_the_command_line_defaults_are_the_experiments():
+    from posenc.lab.__main__ import _config, build_parser
+
+    for task in lab.TASKS:
+        args = build_parser().parse_args(["run", "--task", task, "--scheme", "rope"])
+        assert _config(args, task, "rope", 0) == lab.RunConfig.for_task(task, scheme="rope")
+    args = build_parser().parse_args(["sweep"])
+    assert args.seeds == list(range(12)) and args.tasks == list(lab.TASKS) and args.schemes == list(lab.SCHEMES)
+    args = build_parser().parse_args(["sweep", "--finetune-steps", "0", "--extensions", "none", "--steps", "7"])
+    config = _config(args, "text", "rope", 3)
+    assert (config.finetune_steps, config.extensions, config.steps, config.seed) == (0, ("none",), 7, 3)
+
+
+def test_provenance_hashes_the_code_a_run_executes_and_the_corpus():
+    version = lab.code_version()
+    assert len(version["source_hash"]) == 16 and int(version["source_hash"], 16) >= 0
+    # the lab's computing modules and the kernels they import, not the book, course or results code
+    assert {"lab/train.py", "lab/model.py", "lab/data.py", "nn.py", "scaling.py", "rope.py"} <= set(version["files"])
+    assert not any(
+        f.startswith(("book/", "course/")) or f in ("lab/results.py", "lab/__main__.py") for f in version["files"]
+    )
+    text = lab.provenance(lab.RunConfig.for_task("text"))
+    assert text["corpus_hash"] == lab.corpus_hash() and len(text["corpus_hash"]) == 16
+    assert lab.provenance(lab.RunConfig.for_task("lookup"))["corpus_hash"] is None
+
+
+def test_ntk_at_dynamic_has_dynamic_ntks_speeds_at_the_target_length():
+    """The control for dynamic NTK: static NTK with the factor dynamic NTK reaches at the target."""
+    config = lab.RunConfig(task="lookup", scheme="rope", steps=0, **TINY)
+    for s in (4, 8):
+        method, factor, params = lab.extension_settings("ntk_at_dynamic", s)
+        assert (method, factor, params) == ("ntk", s * s - s + 1, {})  # 13 for s = 4, 57 for s = 8
+        target = s * config.train_len
+        assert factor == posenc.dynamic_ntk_factor(s, target, config.train_len)
+        model = lab.build_model(config)
+        head_dim = config.d_model // config.n_heads
+        static = posenc.scaled_inv_freq("ntk", head_dim, 10000.0, factor, config.train_len)[0]
+        dynamic = posenc.scaled_inv_freq("dynamic", head_dim, 10000.0, s, config.train_len, seq_len=target)[0]
+        np.testing.assert_allclose(static, dynamic, rtol=1e-12)
+        model.set_rope_scaling(method, factor)
+        np.testing.assert_allclose(model.rotary.inv_freq.double().numpy(), dynamic, rtol=1e-6)
+
+
+def test_every_fine_tune_sees_the_same_batches_at_a_fresh_reduced_learning_rate(monkeypatch):
+    train_module = importlib.import_module("posenc.lab.train")  # the module (lab.train is the function)
+    seen = {}
+    original = train_module.train
+
+    def recording(model, config, **kwargs):
+        batches = []
+        real_batch = train_module._batch
+
+        def remember(*args, **kw):
+            out = real_batch(*args, **kw)
+            batches.append(out[0].clone())
+            return out
+
+        monkeypatch.setattr(train_module, "_batch", remember)
+        result = original(model, config, **kwargs)
+        monkeypatch.setattr(train_module, "_batch", real_batch)
+        seen[model.rotary.scaling, model.rotary.factor] = (batches, kwargs.get("learning_rate"), config.batch_size)
+        return result
+
+    monkeypatch.setattr(train_module, "train", recording)
+    config = lab.RunConfig(
+        task="lookup", scheme="rope", steps=2, finetune_steps=3, extensions=("none", "ntk", "yarn"), **TINY
+    )
+    train_module.run(config)
+    tuned = {k: v for k, v in seen.items() if v[1] is not None}
+    assert set(tuned) == {("default", 1.0), ("ntk", 4.0), ("yarn", 4.0)}  # plain RoPE fine-tuned too
+    first = next(iter(tuned.values()))
+    for batches, rate, batch_size in tuned.values():
+        assert rate == config.finetune_learning_rate == pytest.approx(config.learning_rate / 10)
+        assert batch_size == config.batch_size // 4 and len(batches) == 3
+        assert all(torch.equal(a, b) for a, b in zip(batches, first[0], strict=True))  # the same data
+        assert batches[0].shape[1] == 4 * config.train_len
+
+
+def test_wilson_intervals_match_newcombes_table():
+    # Newcombe (1998), Statistics in Medicine 17, 857-872, Table I, method 3 (Wilson score, no correction)
+    for k, n, low, high in (
+        (81, 263, 0.2553, 0.3662),
+        (15, 148, 0.0624, 0.1605),
+        (0, 20, 0.0, 0.1611),
+        (1, 29, 0.0061, 0.1718),
+    ):
+        p, lo, hi = lab.wilson_interval(k, n)
+        assert p == k / n and lo == pytest.approx(low, abs=6e-5) and hi == pytest.approx(high, abs=6e-5)
+    assert lab.wilson_interval(10, 10)[2] == 1.0 and lab.wilson_interval(10, 10)[1] < 1  # never past 1
+    with pytest.raises(ValueError, match="successes must be an integer <= 5"):
+        lab.wilson_interval(6, 5)
+
+
+def test_bootstrap_interval_stays_within_the_values_and_agrees_with_t_for_many_values():
+    near_one = [1.0, 0.99, 1.0, 0.98, 1.0, 1.0, 0.97, 1.0, 1.0, 0.99]
+    mean, low, high = lab.bootstrap_interval(near_one)
+    assert mean == pytest.approx(np.mean(near_one)) and min(near_one) <= low < mean < high <= 1.0
+    assert lab.mean_interval(near_one)[2] > 0.99  # the t interval's top, for comparison
+    assert lab.bootstrap_interval(near_one) == (mean, low, high)  # a fixed generator: reproducible
+    values = np.random.default_rng(1).normal(3.0, 1.0, 400)
+    _t_mean, t_low, t_high = lab.mean_interval(values)
+    _, b_low, b_high = lab.bootstrap_interval(values)
+    assert b_low == pytest.approx(t_low, abs=0.02) and b_high == pytest.approx(t_high, abs=0.02)
+    assert lab.bootstrap_interval([0.4]) == (0.4, 0.4, 0.4)
+    with pytest.raises(ValueError, match="level must be"):
+        lab.bootstrap_interval(near_one, level=95)
+
+
+def test_paired_difference_by_hand():
+    first, second = [2.0, 3.0, 5.0], [1.0, 1.0, 2.0]  # differences 1, 2, 3: mean 2, s = 1
+    result = lab.paired_difference(first, second)
+    half = 4.302653 * 1.0 / np.sqrt(3)  # t(0.975, 2) * s / sqrt(n)
+    assert result == {
+        "mean": 2.0,
+        "low": pytest.approx(2 - half),
+        "high": pytest.approx(2 + half),
+        "positive": 3,
+        "negative": 0,
+        "n": 3,
+    }
+    with pytest.raises(ValueError, match="one value per seed each"):
+        lab.paired_difference([1.0, 2.0], [1.0])
+
+
+def test_summarise_uses_the_sample_standard_deviation():
+    runs = [_record(0, "rope", {1: 2.0}), _record(1, "rope", {1: 3.0}), _record(2, "rope", {1: 7.0})]
+    (row,) = lab.summarise(runs)
+    assert row["std"] == pytest.approx(np.std([2.0, 3.0, 7.0], ddof=1)) and row["n"] == 3
+
+
+def test_seed_values_choose_seeds_and_refuse_mixed_settings():
+    runs = [_record(s, "rope", {1: float(s)}) for s in range(4)]
+    np.testing.assert_array_equal(lab.seed_values(runs, "text", "rope", 1, seeds=[3, 1]), [1.0, 3.0])
+    assert lab.seeds_agreeing(runs, lambda at: at("text", "rope", 1) > 1.5, seeds=[0, 2, 3]) == (2, 3)
+    with pytest.raises(ValueError, match=r"seeds \[7\] are not in runs"):
+        lab.seed_values(runs, "text", "rope", 1, seeds=[1, 7])
+    twice = [
+        *runs,
+        {**_record(0, "rope", {1: 9.0}), "config": {"task": "text", "scheme": "rope", "seed": 0, "steps": 9}},
+    ]
+    with pytest.raises(ValueError, match="two runs of task='text', scheme='rope', seed=0"):
+        lab.seed_values(twice, "text", "rope", 1)
+
+
+# --- the claims of chapter 12: written first, checked on held-out seeds ---------------------------
+
+
+def _text_runs(values_by_scheme):
+    """Text runs with one value at 4L past L per (scheme, seed)."""
+    runs = []
+    for scheme, per_seed in values_by_scheme.items():
+        for seed, v in enumerate(per_seed):
+            runs.append(_record(seed, scheme, {4: v}))
+    return runs
+
+
+def test_sign_test_and_the_finding_threshold_by_hand():
+    assert claims.sign_test(10, 10) == 1 / 1024
+    assert claims.sign_test(9, 10) == 11 / 1024  # C(10,9) + C(10,10) = 11 outcomes of 1024
+    assert claims.sign_test(8, 10) == 56 / 1024  # + C(10,8) = 45
+    assert claims.sign_test(0, 5) == 1.0
+    assert [claims.finding_threshold(n) for n in (10, 12, 5, 20)] == [9, 11, 5, 18]
+
+
+def test_compare_calls_level_ahead_and_inconclusive_by_its_rules():
+    base = [2.0, 2.1, 1.9, 2.2, 2.0, 2.05, 1.95, 2.1, 2.0, 1.9, 2.0, 2.1]
+    level = _text_runs({"rope": base, "alibi": [b + d for b, d in zip(base, [0.001, -0.002] * 6, strict=True)]})
+    c = claims.Compare("text", 4, ("rope", "none", False), ("alibi", "none", False))
+    assert claims.compare(level, c)["verdict"] == "level"
+    # bits per character: lower is better, so rope 0.1 lower in every seed is "ahead"
+    ahead = _text_runs({"rope": base, "alibi": [b + 0.1 + 0.01 * (n % 3) for n, b in enumerate(base)]})
+    result = claims.compare(ahead, c)
+    assert result["verdict"] == "ahead" and result["mean"] == pytest.approx(0.11, abs=0.002)
+    assert result["positive"] == 12 and result["low"] > 0
+    assert claims.compare(ahead, claims.Compare("text", 4, c.second, c.first))["verdict"] == "behind"
+    # a large mean carried by a few seeds: 7 of 12 agree, no finding
+    mixed = [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, -0.05, -0.05, -0.05, -0.05, -0.05]
+    spread = _text_runs({"rope": base, "alibi": [b + d for b, d in zip(base, mixed, strict=True)]})
+    assert claims.compare(spread, c)["verdict"] == "inconclusive"
+    # a consistent difference smaller than the margin is level, not a ranking
+    small = _text_runs({"rope": base, "alibi": [b + 0.005 for b in base]})
+    assert claims.compare(small, c)["verdict"] == "level"
+
+
+def test_check_claim_separates_discovery_and_held_out_seeds():
+    # seeds 0-9 all agree, held-out seed 10 agrees, seed 11 does not
+    runs = _text_runs({"rope": [1.0] * 12, "alibi": [2.0] * 11 + [0.5]})
+    claim = claims.Claim(
+        "rope-lower", "rope below alibi", "seeds", lambda at: at("text", "rope", 4) < at("text", "alibi", 4)
+    )
+    result = claims.check_claim(runs, claim)
+    assert result["discovery"] == (10, 10) and result["held_out"] == (1, 2)
+    assert result["written"] and not result["confirmed"]
+    assert claims.words(result) == "in all 10 discovery seeds but only 1 of the 2 held-out seeds"
+    runs = _text_runs({"rope": [1.0] * 12, "alibi": [2.0] * 12})
+    result = claims.check_claim(runs, claim)
+    assert result["confirmed"] and claims.words(result) == "in all 10 discovery seeds and both held-out seeds"
+    compared = claims.Claim(
+        "rope-ahead",
+        "rope ahead of alibi",
+        "compare",
+        comparison=claims.Compare("text", 4, ("rope", "none", False), ("alibi", "none", False), value="all"),
+        verdict="ahead",
+    )
+    result = claims.check_claim(runs, compared)
+    assert result["confirmed"] and result["all_verdict"] == "ahead" and result["held_out"] == (2, 2)
+    assert claims.words(result, "text").startswith("ahead by 1.000 bits per character")
+
+
+def test_merge_joins_parts_of_a_sweep_and_refuses_other_experiments(tmp_path):
+    first, second, out = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "all.json"
+    common = ["--tasks", "lookup", "--schemes", "alibi", "--steps", "2", "--quiet"]
+    assert _lab("sweep", *common, "--seeds", "0", "--out", str(first)).returncode == 0
+    assert _lab("sweep", *common, "--seeds", "1", "--out", str(second)).returncode == 0
+    merged = _lab("merge", str(first), str(second), "--out", str(out))
+    assert merged.returncode == 0, merged.stderr
+    data = lab.load_results(out)
+    assert [r["config"]["seed"] for r in data["runs"]] == [0, 1]
+    assert data["runs"][0] == lab.load_results(first)["runs"][0]
+    assert len(data["commands"]) == 3 and "--seeds 1" in data["commands"][1]["command"]
+    assert data["commands"][2]["command"].startswith("python -m posenc.lab merge") and data["commands"][2]["runs"] == 2
+    # --tasks takes only those tasks' runs from the parts
+    only = tmp_path / "only.json"
+    assert _lab("merge", str(first), "--tasks", "text", "--out", str(only)).returncode == 0
+    assert lab.load_results(only)["runs"] == []
+    other = tmp_path / "c.json"
+    assert _lab("sweep", *common[:-2], "3", "--quiet", "--seeds", "2", "--out", str(other)).returncode == 0
+    refused = _lab("merge", str(other), "--out", str(out))
+    assert refused.returncode == 1 and "lookup runs differ in steps: 2, 3" in refused.stderr
+    assert lab.load_results(out) == data  # untouched
+    missing = _lab("merge", str(tmp_path / "none.json"), "--out", str(out))
+    assert missing.returncode == 1 and "no such file" in missing.stderr
+
+
+def test_the_held_out_check_uses_only_the_held_out_seeds_seed_by_seed():
+    # discovery seeds 0-9 disagree with every claim below; only seeds 10 and 11 decide
+    rope = [1.0] * 12
+    alibi = [0.0] * 10 + [1.5, 1.01]  # bits per character: rope lower (better) by 0.5 and 0.01
+    runs = _text_runs({"rope": rope, "alibi": alibi})
+    pair = (("rope", "none", False), ("alibi", "none", False))
+    ahead = claims.Claim("a", "rope ahead", "compare", comparison=claims.Compare("text", 4, *pair), verdict="ahead")
+    level = claims.Claim("l", "level", "compare", comparison=claims.Compare("text", 4, *pair), verdict="level")
+    open_ = claims.Claim("o", "open", "compare", comparison=claims.Compare("text", 4, *pair), verdict="inconclusive")
+    seeds = claims.Claim("s", "rope below", "seeds", lambda at: at("text", "rope", 4) < at("text", "alibi", 4))
+    result = claims.check_held_out(runs, ahead)
+    assert result["seeds"] == (10, 11) and result["passed"] and result["holds"] == [True, True]
+    assert result["values"] == pytest.approx([0.5, 0.01])  # oriented: positive = first better
+    level_result = claims.check_held_out(runs, level)
+    assert level_result["holds"] == [False, True] and not level_result["passed"]  # 0.5 > margin 0.02
+    assert claims.check_held_out(runs, open_)["passed"] is None
+    assert claims.check_held_out(runs, seeds)["holds"] == [True, True]
+    assert claims.check_claim(runs, seeds)["discovery"] == (0, 10)  # the discovery seeds say otherwise
+    both = claims.check_claims(runs, (ahead, seeds))
+    assert [r["held_out_check"]["passed"] for r in both] == [True, True] and not both[1]["written"]
+
+
+def test_committed_second_budget_is_four_times_the_steps_of_the_lookup_runs():
+    """Issue 27: the second budget (NoPE, ALiBi, RoPE on lookup), whatever seeds are finished, is one experiment."""
+    budget = lab.load_results(ROOT / "chapters" / "data" / "lab" / "lookup_budget.json")["runs"]
+    lookup = lab.load_results(ROOT / "chapters" / "data" / "lab" / "lookup.json")["runs"]
+    assert budget and lab.mixing_problems(budget) == []
+    assert {r["config"]["scheme"] for r in budget} <= {"nope", "alibi", "rope"}
+    assert {r["config"]["seed"] for r in budget} <= set(claims.DISCOVERY_SEEDS)
+    (steps,) = {r["config"]["steps"] for r in budget}
+    (base,) = {r["config"]["steps"] for r in lookup}
+    assert steps == 4 * base
+    assert {r["provenance"]["source_hash"] for r in budget} == {r["provenance"]["source_hash"] for r in lookup}
+    for r in budget:
+        assert {(e["extension"], e["finetuned"]) for e in r["evaluations"]} == {("none", False)}

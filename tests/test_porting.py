@@ -4,6 +4,8 @@ The reference is transformers 5.23's ``LlamaRotaryEmbedding`` + ``apply_rotary_p
 Llama-3.1-8B config of posenc.MODELS (no weights: only the rotary module is built).
 """
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -115,3 +117,15 @@ def test_a_port_that_drops_linear_scaling_fails_from_position_1():
 def test_bad_input_is_named(kwargs, message):
     with pytest.raises((TypeError, ValueError), match=message):
         posenc.port_check(**kwargs)
+
+
+def test_a_config_saved_by_transformers_5_has_only_rope_parameters(llama31):
+    """``to_json_string()`` (what ``save_pretrained`` writes to config.json) holds the base in ``rope_parameters``: a
+    port that reads ``config.get("rope_theta", 10000.0)`` from the file gets the default too. posenc.from_config
+    reads both forms."""
+    config, _ = llama31
+    saved = json.loads(config.to_json_string())
+    assert "rope_theta" not in saved and "rope_scaling" not in saved
+    assert saved["rope_parameters"]["rope_theta"] == 500000.0 and saved.get("rope_theta", 10000.0) == 10000.0
+    legacy = posenc.from_config(posenc.MODELS["Llama-3.1-8B"])[0]
+    np.testing.assert_array_equal(posenc.from_config(saved)[0].inv_freq, legacy.inv_freq)

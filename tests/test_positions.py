@@ -10,7 +10,7 @@ mask-derived positions equal the unpadded run) are checked with posenc's own att
 import numpy as np
 import pytest
 import torch
-from transformers import DataCollatorWithFlattening, LlamaConfig, LlamaForCausalLM
+from transformers import DataCollatorWithFlattening, LlamaConfig, LlamaForCausalLM, Phi3Config, Phi3ForCausalLM
 from transformers.generation.utils import GenerationMixin
 from transformers.masking_utils import create_causal_mask, find_packed_sequence_indices
 
@@ -202,6 +202,49 @@ def test_transformers_dynamic_ntk_depends_on_the_batch():
             batch, attention_mask=mask, position_ids=positions
         ).logits[1, 6:]
     assert (batched - alone).abs().max() > 1e-3
+
+
+def test_transformers_longrope_depends_on_the_batch():
+    """LongRoPE reads the same batch-wide length (``longrope_frequency_update``): a short prompt's logits change when
+    a prompt past ``original_max_position_embeddings`` is batched with it, and not when the longest prompt fits."""
+    torch.manual_seed(0)
+    config = Phi3Config(
+        vocab_size=40,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        head_dim=HEAD_DIM,
+        max_position_embeddings=32,
+        original_max_position_embeddings=8,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=None,
+        initializer_range=0.3,
+        rope_parameters={
+            "rope_type": "longrope",
+            "rope_theta": 10000.0,
+            "factor": 4.0,
+            "short_factor": np.linspace(1, 2, HEAD_DIM // 2).tolist(),
+            "long_factor": np.linspace(1, 8, HEAD_DIM // 2).tolist(),
+        },
+    )
+    config._attn_implementation = "eager"
+    model = Phi3ForCausalLM(config).eval()
+    short = torch.randint(2, 40, (1, 6), generator=torch.Generator().manual_seed(4))
+    gaps = {}
+    for other in (8, 12):  # the longest prompt within L = 8, then past it
+        long = torch.randint(2, 40, (1, other), generator=torch.Generator().manual_seed(5))
+        pads = other - 6
+        batch = torch.cat((long, torch.cat((torch.zeros(1, pads, dtype=torch.long), short), dim=1)))
+        mask = torch.cat((torch.ones(1, other, dtype=torch.long), torch.tensor([[0] * pads + [1] * 6])))
+        positions = torch.from_numpy(posenc.position_ids_from_mask(mask.numpy()))
+        with torch.no_grad():
+            alone = model(short).logits[0]
+            batched = model(batch, attention_mask=mask, position_ids=positions).logits[1, pads:]
+        gaps[other] = float((batched - alone).abs().max())
+    assert gaps[8] < 1e-4 and gaps[12] > 1e-3, gaps
 
 
 def test_padding_mask_by_hand_and_batched_attention_equals_each_row_alone():

@@ -46,6 +46,13 @@ def parser(prog: str = "python -m posenc.course") -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=f"write {text}")
         sub.add_argument("source", type=Path, help="a chapter notebook or the chapters/ folder")
         sub.add_argument("output", type=Path, help="the folder to write")
+    otter = commands.add_parser("otter", help="write Otter-Grader (Gradescope) master notebooks")
+    otter.add_argument("source", type=Path, help="a chapter notebook or the chapters/ folder")
+    otter.add_argument("output", type=Path, help="a new or empty folder, or an earlier Otter export")
+    otter.add_argument(
+        "--course-seed", type=_seed, default=None, help="draws the hidden tests' cases (default POSENC_COURSE_SEED)"
+    )
+    otter.add_argument("--posenc", default=None, help="the requirement line that installs posenc in the grading image")
     mutants = commands.add_parser("mutants", help="mutation-test the checkers against their model answers")
     mutants.add_argument("--exercise", action="append", help="an exercise name (repeat for several; default all)")
     mutants.add_argument("--chapters", type=Path, default=Path("chapters"), help="the chapter notebooks' folder")
@@ -105,13 +112,18 @@ def main(argv: list[str] | None = None, prog: str = "python -m posenc.course") -
             print(main_report(reports, verbose=args.verbose))
             bad = sum(r.count("survived") for r in reports) + sum(bool(r.model_ok) for r in reports)
             return 1 if bad else 0
+        elif args.command == "otter":
+            from .otter_export import write_otter_source
+
+            written = write_otter_source(args.source, args.output, seed=args.course_seed, posenc=args.posenc)
+            print(f"wrote {len(written)} Otter master notebooks to {args.output}/ (then: otter assign NOTEBOOK DIST)")
         elif args.command == "site":
             out = editions.write_site_source(args.book, args.output)
             print(f"wrote the student website's sources to {out}/")
         else:
             written = _EDITIONS[args.command][0](args.source, args.output)
             print(f"wrote {len(written)} {args.command} notebooks to {args.output}/")
-    except (FileNotFoundError, ValueError, NotADirectoryError, PermissionError) as error:
+    except (FileNotFoundError, FileExistsError, ValueError, NotADirectoryError, PermissionError) as error:
         return _fail(prog, str(error))
     return 0
 

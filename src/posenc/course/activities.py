@@ -29,6 +29,7 @@ class Activity:
     check: str | None = None  # the checker of an implementation exercise
     rubric: tuple[str, ...] = ()  # what a full answer says, one point-earning item per line
     exercise: object = field(default=None, compare=False, repr=False)  # the Exercise it checks
+    answer: object = field(default=None, compare=False, repr=False)  # a prediction's answer key (posenc.course.answers)
 
     def __post_init__(self):
         if self.kind not in POINTS:
@@ -39,6 +40,11 @@ class Activity:
             raise ValueError(f"minutes must be a positive whole number, got {self.minutes!r}")
         if (self.kind == "implementation") != (self.check is not None) or (self.check is None) != bool(self.rubric):
             raise ValueError(f"{self.label}: an implementation has a checker and no rubric; the others a rubric")
+        if self.answer is not None:
+            from .answers import Choices, Number
+
+            if self.kind != "prediction" or not isinstance(self.answer, (Choices, Number)):
+                raise TypeError(f"{self.label}: only a prediction takes an answer, a Choices or a Number")
 
     @property
     def points(self) -> int:
@@ -54,9 +60,13 @@ def implementation(exercise, minutes: int) -> Activity:
     return Activity(exercise.label, "implementation", minutes, check=exercise.name, exercise=exercise)
 
 
-def prediction(label: str, minutes: int, *rubric: str) -> Activity:
-    """A prediction exercise graded with ``rubric`` (one point-earning item per string)."""
-    return Activity(label, "prediction", minutes, rubric=rubric)
+def prediction(label: str, minutes: int, *rubric: str, answer=None) -> Activity:
+    """A prediction exercise graded with ``rubric`` (one point-earning item per string).
+
+    ``answer`` (a :class:`~posenc.course.answers.Choices` or :class:`~posenc.course.answers.Number`)
+    is the question the website asks before it opens the solution.
+    """
+    return Activity(label, "prediction", minutes, rubric=rubric, answer=answer)
 
 
 def investigation(label: str, minutes: int, *rubric: str) -> Activity:

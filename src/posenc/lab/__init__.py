@@ -6,18 +6,26 @@
     record = lab.run(lab.RunConfig.for_task("lookup", scheme="rope", seed=0))
 """
 
-from .data import CharCorpus, char_corpus, lookup_batch, passkey_batch, passkey_vocab, stdlib_docstrings
+from .data import CharCorpus, char_corpus, corpus_hash, lookup_batch, passkey_batch, passkey_vocab, stdlib_docstrings
 from .model import ROTARY_SCHEMES, SCHEMES, ModelConfig, TinyTransformer
+from .provenance import code_version
 from .results import (
+    bootstrap_interval,
     load_checkpoint,
     load_results,
     mean_interval,
+    merge_runs,
+    mixing_problems,
+    paired_difference,
+    run_identity,
     save_checkpoint,
     seed_values,
     seeds_agreeing,
     seeds_phrase,
     summarise,
     t_quantile,
+    wilson_interval,
+    write_file,
 )
 from .train import (
     EXTENSIONS,
@@ -29,6 +37,7 @@ from .train import (
     extension_settings,
     learned_position_table,
     per_position,
+    provenance,
     run,
     search_longrope_factors,
     strip_model,
@@ -68,4 +77,14 @@ __all__ = [
     "search_longrope_factors",
     "PASSKEY_DEPTHS",
     "ROTARY_SCHEMES",
+    "corpus_hash",
+    "code_version",
+    "provenance",
+    "bootstrap_interval",
+    "wilson_interval",
+    "paired_difference",
+    "merge_runs",
+    "mixing_problems",
+    "run_identity",
+    "write_file",
 ]

@@ -4,12 +4,17 @@ Examples::
 
     python -m posenc.lab run --task lookup --scheme rope --seed 0
     python -m posenc.lab table --task text --seed 0 --steps 3000 --out chapters/data/learned_table_text_seed0.npz
-    python -m posenc.lab sweep --seeds 0 1 2 3 4 --finetune-steps 100 --jobs 2 --threads 1 \
-        --out chapters/data/lab_results.json
+    python -m posenc.lab sweep --seeds 0 1 2 --jobs 2 --threads 1 --out my_results.json
+    python -m posenc.lab merge part1.json part2.json --out lab_results.json
+    python -m posenc.lab merge sweep.json --tasks lookup --out lookup.json
     python -m posenc.lab summary chapters/data/lab_results.json
 
-A sweep is resumable: the results file is rewritten (atomically) after every finished run,
-and a rerun with the same settings skips the runs the file already holds.
+Every option left out takes the experiment's value (:class:`posenc.lab.RunConfig`). ``run`` and
+``sweep`` merge their runs into the results file: a run is added under its configuration, the
+file is rewritten atomically after every finished run, and runs already in the file are
+skipped (so a stopped sweep resumes, with any command that asks for them) unless ``--rerun``
+asks to replace them. A file holds one experiment: runs with other settings or computed by
+other code are refused unless ``--allow-mixed`` is given.
 """
 
 from __future__ import annotations
@@ -25,14 +30,30 @@ from pathlib import Path
 
 import numpy as np
 
-from .._files import atomic_path, write_atomic
 from .model import SCHEMES
-from .results import RESULTS_SCHEMA, load_results, save_checkpoint, summarise
-from .train import TASKS, RunConfig, learned_position_table, resolve_device, run, strip_model, versions
+from .results import (
+    RESULTS_SCHEMA,
+    load_results,
+    merge_runs,
+    mixing_problems,
+    run_identity,
+    save_checkpoint,
+    summarise,
+    write_file,
+)
+from .train import (
+    EXTENSIONS,
+    TASKS,
+    RunConfig,
+    learned_position_table,
+    provenance,
+    resolve_device,
+    run,
+    strip_model,
+    versions,
+)
 
-#: Settings that change how fast a run goes, not what it computes (in principle): a finished
-#: run is reused whatever they were.
-_HOW_NOT_WHAT = ("threads", "device")
+_DEFAULTS = RunConfig()
 
 
 def _count(minimum: int):
@@ -76,21 +97,12 @@ def _device(text: str) -> str:
 
 
 def _config(args, task: str, scheme: str, seed: int) -> RunConfig:
-    overrides = {
-        "scheme": scheme,
-        "seed": seed,
-        "threads": args.threads,
-        "device": args.device,
-        "finetune_steps": args.finetune_steps,
-    }
-    if args.steps is not None:
-        overrides["steps"] = args.steps
+    """The experiment's config for (task, scheme, seed), changed only where an option was given."""
+    overrides = {"scheme": scheme, "seed": seed, "threads": args.threads, "device": args.device}
+    for option in ("steps", "finetune_steps", "extensions"):
+        if getattr(args, option) is not None:
+            overrides[option] = getattr(args, option)
     return RunConfig.for_task(task, **overrides)
-
-
-def _identity(config: dict) -> str:
-    """What a run computes: its config without the settings of :data:`_HOW_NOT_WHAT`."""
-    return json.dumps({k: v for k, v in config.items() if k not in _HOW_NOT_WHAT}, sort_keys=True)
 
 
 def _rounded(value):
@@ -114,47 +126,70 @@ def _one_run(config: RunConfig, checkpoints, show_steps: bool) -> dict:
 
 
 class _BadResultsFile(Exception):
-    """The file a sweep would resume from is not a results file of this lab."""
+    """The file a run or sweep would add to is not a results file of this lab, or holds another experiment."""
 
 
-def _previous_runs(out: Path) -> tuple[list[dict], float]:
-    """The runs and compute seconds of an existing results file (none when there is no file)."""
+def _previous(out: Path) -> dict:
+    """The existing results file (an empty one when there is no file)."""
     if not out.exists():
-        return [], 0.0
+        return {"runs": [], "commands": [], "seconds": 0.0}
     try:
         data = load_results(out)
         for record in data["runs"]:
-            _identity(record["config"])
-        return data["runs"], float(data.get("seconds", 0.0))
+            run_identity(record["config"])
+        return data
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise _BadResultsFile(f"{_why(error)}; move it away or choose another --out") from error
 
 
+def _planned(config: RunConfig) -> dict:
+    """What a run of ``config`` will record about itself before it runs: config, versions, provenance."""
+    return {"config": json.loads(json.dumps(config.__dict__)), "versions": versions(), "provenance": provenance(config)}
+
+
 def _run_many(args, tasks, schemes, seeds, argv) -> list[dict]:
-    """Run every (task, scheme, seed) the file lacks, ``args.jobs`` at a time; write after each."""
+    """Run every (task, scheme, seed) asked for, ``args.jobs`` at a time, merging each into the file."""
     configs = [_config(args, task, scheme, seed) for task in tasks for scheme in schemes for seed in seeds]
-    wanted = {_identity(json.loads(json.dumps(c.__dict__))): c for c in configs}
-    previous, seconds_before = _previous_runs(args.out)
-    kept = [r for r in previous if _identity(r["config"]) in wanted]
-    done = {_identity(r["config"]) for r in kept}
-    todo = [c for key, c in wanted.items() if key not in done]
-    records = list(kept)
-    total, start = len(configs), time.perf_counter()
-    if kept:
-        print(f"{args.out}: {len(kept)} of the {total} runs are done already; running the other {len(todo)}")
+    wanted = {run_identity(_planned(c)["config"]): c for c in configs}
+    data = _previous(args.out)
+    previous = data["runs"]
+    problems = mixing_problems(previous + [_planned(c) for c in wanted.values()])
+    if problems and not args.allow_mixed:
+        raise _BadResultsFile(
+            "these runs and the file's would mix experiments, which one results file does not hold:\n  "
+            + "\n  ".join(problems)
+            + "\nwrite them to another --out, or pass --allow-mixed to keep both in this file"
+        )
+    done = {run_identity(r["config"]) for r in previous}
+    again = [c for key, c in wanted.items() if key in done]
+    todo = [c for key, c in wanted.items() if key not in done or args.rerun]
+    if again and args.rerun:
+        print(f"{args.out}: running again, and replacing, the {len(again)} runs of these the file holds")
+    elif again:
+        print(
+            f"{args.out}: {len(again)} of the {len(wanted)} runs are in the file already (kept; --rerun "
+            f"replaces them); running the other {len(todo)}"
+        )
+    records = list(previous)
+    command = "python -m posenc.lab " + " ".join(shlex.quote(a) for a in argv)
+    start = time.perf_counter()
+    finished_count = 0
 
     def finished(record: dict) -> None:
-        records.append(record)
+        nonlocal records, finished_count
+        records, replaced = merge_runs(records, [record])
+        finished_count += 1
         elapsed = time.perf_counter() - start
-        count = len(records) - len(kept)
-        eta = elapsed / count * (len(todo) - count)
+        eta = elapsed / finished_count * (len(todo) - finished_count)
         c = record["config"]
-        _write(records, args.out, argv, seconds_before + elapsed)
+        history = data["commands"] + [{"command": command, "runs": finished_count, "seconds": round(elapsed, 1)}]
+        _write(records, args.out, history, float(data["seconds"]) + elapsed)
         if not args.quiet:
             sys.stderr.write(
-                f"[{len(records):3d}/{total}] {c['task']}/{c['scheme']}/seed {c['seed']} done "
-                f"({record['training']['seconds']:.0f} s training); elapsed {elapsed / 60:.1f} min, "
-                f"about {eta / 60:.1f} min to go\n"
+                f"[{finished_count:3d}/{len(todo)}] {c['task']}/{c['scheme']}/seed {c['seed']} done "
+                f"({record['training']['seconds']:.0f} s training)"
+                f"{'; replaced the run in the file' if replaced else ''}"
+                f"; elapsed {elapsed / 60:.1f} min, about {eta / 60:.1f} min to go\n"
             )
 
     show_steps = args.jobs == 1 and not args.quiet
@@ -167,25 +202,55 @@ def _run_many(args, tasks, schemes, seeds, argv) -> list[dict]:
             futures = [pool.submit(_one_run, config, args.checkpoints, False) for config in todo]
             for future in concurrent.futures.as_completed(futures):
                 finished(future.result())
-    if not todo:
-        _write(records, args.out, argv, seconds_before)
+    if not todo and not args.out.exists():
+        _write(records, args.out, data["commands"], float(data["seconds"]))
     return records
 
 
-def _order(record: dict) -> tuple:
-    c = record["config"]
-    return (c["task"], c["scheme"], c["seed"])
+def _merge(args, argv: list[str]) -> int:
+    """Merge the runs of ``args.parts`` into ``args.out`` (whose own runs come first); lose none.
+
+    The parts' commands are kept, then the merge command itself (no seconds of its own): with
+    ``--tasks`` it says which runs of the parts' commands the file holds."""
+    data = _previous(args.out)
+    records, commands, seconds = list(data["runs"]), list(data["commands"]), float(data["seconds"])
+    replaced_count = 0
+    for part in args.parts:
+        try:
+            other = _previous(part) if part.exists() else None
+        except _BadResultsFile as error:
+            raise _BadResultsFile(f"{part}: {error}") from None
+        if other is None:
+            raise _BadResultsFile(f"{part}: no such file")
+        taken = [r for r in other["runs"] if args.tasks is None or r["config"]["task"] in args.tasks]
+        records, replaced = merge_runs(records, taken)
+        replaced_count += len(replaced)
+        commands += other["commands"]
+        seconds += float(other["seconds"])
+    problems = mixing_problems(records)
+    if problems and not args.allow_mixed:
+        raise _BadResultsFile(
+            "the merged runs would mix experiments, which one results file does not hold:\n  "
+            + "\n  ".join(problems)
+            + "\nmerge them into another --out, or pass --allow-mixed"
+        )
+    merge_command = "python -m posenc.lab " + " ".join(shlex.quote(a) for a in argv)
+    commands.append({"command": merge_command, "runs": len(records), "seconds": 0.0})
+    _write(records, args.out, commands, seconds)
+    note = f"; {replaced_count} runs of the same configuration replaced by a later part" if replaced_count else ""
+    print(f"{args.out}: {len(records)} runs{note}")
+    return 0
 
 
-def _write(records: list[dict], out: Path, argv: list[str], seconds: float) -> None:
+def _write(records: list[dict], out: Path, commands: list[dict], seconds: float) -> None:
     data = {
         "schema": RESULTS_SCHEMA,
-        "command": "python -m posenc.lab " + " ".join(shlex.quote(a) for a in argv),
+        "commands": commands,
         "versions": versions(),
         "seconds": round(seconds, 1),
-        "runs": sorted(records, key=_order),
+        "runs": records,
     }
-    write_atomic(out, json.dumps(data, separators=(",", ":")) + "\n")
+    write_file(out, json.dumps(data, separators=(",", ":")) + "\n")
 
 
 def _write_table(args, argv: list[str]) -> None:
@@ -203,13 +268,17 @@ def _write_table(args, argv: list[str]) -> None:
         "seconds": round(result["seconds"], 1),
         "versions": versions(),
     }
-    with atomic_path(args.out) as temporary, open(temporary, "wb") as handle:  # a handle: numpy keeps the name
-        np.savez(
-            handle,
-            initial=result["initial"].astype(np.float16),
-            trained=result["trained"].astype(np.float16),
-            about=np.array(json.dumps(about)),
-        )
+
+    def save(temporary: Path) -> None:
+        with open(temporary, "wb") as handle:  # a handle: numpy would add ".npz" to a name
+            np.savez(
+                handle,
+                initial=result["initial"].astype(np.float16),
+                trained=result["trained"].astype(np.float16),
+                about=np.array(json.dumps(about)),
+            )
+
+    write_file(args.out, writer=save)
     print(f"wrote the {config.train_len} x {config.d_model} position table to {args.out}")
 
 
@@ -228,8 +297,12 @@ def _why(error: Exception) -> str:
     return f"is not a results file of this lab: {error}"
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+#: The seeds of the book's sweep: 0-9 wrote the chapter's claims, 10 and 11 check them (held out).
+BOOK_SEEDS = list(range(12))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser; every run option left out means the experiment's value (:class:`RunConfig`)."""
     parser = argparse.ArgumentParser(prog="python -m posenc.lab", description="Train and evaluate tiny transformers.")
     commands = parser.add_subparsers(dest="command", required=True)
     for name in ("run", "sweep"):
@@ -241,18 +314,39 @@ def main(argv: list[str] | None = None) -> int:
         else:
             sub.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS))
             sub.add_argument("--schemes", nargs="+", choices=SCHEMES, default=list(SCHEMES))
-            sub.add_argument("--seeds", nargs="+", type=_count(0), default=[0, 1, 2, 3, 4])
+            sub.add_argument("--seeds", nargs="+", type=_count(0), default=BOOK_SEEDS)
         sub.add_argument("--steps", type=_count(1), default=None, help="training steps (default: the task's)")
         sub.add_argument(
             "--finetune-steps",
             type=_count(0),
-            default=0,
-            help="fine-tuning steps of the RoPE model at the target length (4x; 8x for passkey), per extension",
+            default=None,
+            help="fine-tuning steps of the RoPE model at the target length (4x; 8x for passkey), per extension "
+            f"(default: {_DEFAULTS.finetune_steps})",
         )
-        sub.add_argument("--device", type=_device, default="auto", help="auto (CUDA when present), cpu or cuda")
-        sub.add_argument("--threads", type=_count(1), default=2, help="torch CPU threads (per job)")
+        sub.add_argument(
+            "--extensions",
+            nargs="+",
+            choices=list(EXTENSIONS),
+            default=None,
+            help="context-extension methods for the RoPE model (default: all)",
+        )
+        sub.add_argument(
+            "--device",
+            type=_device,
+            default=_DEFAULTS.device,
+            help=f"auto (CUDA when present), cpu or cuda (default: {_DEFAULTS.device})",
+        )
+        sub.add_argument("--threads", type=_count(1), default=_DEFAULTS.threads, help="torch CPU threads (per job)")
         sub.add_argument("--jobs", type=_count(1), default=1, help="runs at a time, each in its own process")
-        sub.add_argument("--out", type=Path, default=Path("lab_results.json"))
+        sub.add_argument(
+            "--out", type=Path, default=Path("lab_results.json"), help="results file (created or merged into)"
+        )
+        sub.add_argument("--rerun", action="store_true", help="run again, and replace, runs the file already holds")
+        sub.add_argument(
+            "--allow-mixed",
+            action="store_true",
+            help="keep runs with other settings, code or software versions in the same file",
+        )
         sub.add_argument("--checkpoints", type=Path, default=None, help="folder for float16 checkpoints")
         sub.add_argument("--quiet", action="store_true")
     table = commands.add_parser("table", help="train one learned-table model and save its position table")
@@ -263,27 +357,55 @@ def main(argv: list[str] | None = None) -> int:
     table.add_argument("--threads", type=_count(1), default=2, help="torch CPU threads")
     table.add_argument("--out", type=Path, default=Path("learned_table.npz"), help=".npz: initial, trained, about")
     table.add_argument("--quiet", action="store_true")
+    merge = commands.add_parser(
+        "merge", help="merge results files (parts of a sweep run separately) into one, losing no run"
+    )
+    merge.add_argument("parts", type=Path, nargs="+", help="results files to merge, in order")
+    merge.add_argument("--out", type=Path, required=True, help="results file (created or merged into)")
+    merge.add_argument("--tasks", nargs="+", choices=TASKS, default=None, help="take only these tasks' runs")
+    merge.add_argument("--allow-mixed", action="store_true", help="keep runs of different experiments in one file")
     summary = commands.add_parser("summary", help="mean and spread over seeds of a results file")
     summary.add_argument("results", type=Path)
-    summary.add_argument("--value", choices=("all", "inside", "beyond"), default="all")
-    args = parser.parse_args(argv)
+    summary.add_argument(
+        "--value",
+        choices=("all", "inside", "beyond"),
+        default=None,
+        help="positions to average: past L, within L or all (default: past L, then within L)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
 
     if args.command == "summary":
+        values = [args.value] if args.value else ["beyond", "inside"]  # past L first
         try:
-            rows = summarise(load_results(args.results)["runs"], args.value)
+            runs = load_results(args.results)["runs"]
+            sections = [(value, summarise(runs, value)) for value in values]
         except (OSError, ValueError, KeyError, TypeError) as error:
             print(f"python -m posenc.lab summary: {args.results}: {_why(error)}", file=sys.stderr)
             return 1
-        for row in rows:
-            tuned = "ft" if row["finetuned"] else "0-shot"
-            print(
-                f"{row['task']:7s} {row['scheme']:10s} {row['extension']:10s} {tuned:6s} x{row['test_factor']} "
-                f"{row['metric']:13s} {row['mean']:.3f} [{row['min']:.3f}, {row['max']:.3f}] n={row['n']}"
-            )
+        titles = {"beyond": "past the training length", "inside": "within the training length", "all": "all positions"}
+        for value, rows in sections:
+            print(f"# {titles[value]} ({value}): mean [min, max] over seeds")
+            for row in rows:
+                tuned = "ft" if row["finetuned"] else "0-shot"
+                print(
+                    f"{row['task']:7s} {row['scheme']:12s} {row['extension']:14s} {tuned:6s} x{row['test_factor']} "
+                    f"{row['metric']:13s} {row['mean']:.3f} [{row['min']:.3f}, {row['max']:.3f}] n={row['n']}"
+                )
         return 0
     if args.command == "table":
         _write_table(args, argv)
         return 0
+    if args.command == "merge":
+        try:
+            return _merge(args, argv)
+        except _BadResultsFile as error:
+            print(f"python -m posenc.lab merge: {error}", file=sys.stderr)
+            return 1
     try:
         if args.command == "run":
             records = _run_many(args, [args.task], [args.scheme], [args.seed], argv)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import sysconfig
 import zlib
 from pathlib import Path
@@ -13,7 +14,15 @@ import torch
 
 from .._validation import check_int
 
-__all__ = ["lookup_batch", "passkey_batch", "passkey_vocab", "stdlib_docstrings", "CharCorpus", "char_corpus"]
+__all__ = [
+    "lookup_batch",
+    "passkey_batch",
+    "passkey_vocab",
+    "stdlib_docstrings",
+    "CharCorpus",
+    "char_corpus",
+    "corpus_hash",
+]
 
 
 def lookup_batch(batch_size: int, length: int, vocab: int, k: int, generator: torch.Generator):
@@ -128,3 +137,16 @@ def char_corpus(valid_fraction_in_tenths: int = 1) -> CharCorpus:
     for name, doc in stdlib_docstrings():
         (valid if zlib.crc32(name.encode()) % 10 < valid_fraction_in_tenths else train).append(doc)
     return CharCorpus("\n\n".join(train), "\n\n".join(valid))
+
+
+@functools.cache
+def corpus_hash() -> str:
+    """SHA-256 (first 16 hex digits) of the text corpus's encoded training and validation splits.
+
+    The corpus is read from this Python's standard library, so another Python version gives
+    other text: the hash, recorded with every run, says which text a text model saw."""
+    corpus = char_corpus()
+    digest = hashlib.sha256()
+    for split in (corpus.train, corpus.valid):
+        digest.update(split.numpy().astype("<i8").tobytes() + b"\0")
+    return digest.hexdigest()[:16]

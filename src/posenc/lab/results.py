@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
 from collections import defaultdict
 from pathlib import Path
@@ -19,6 +20,13 @@ __all__ = [
     "save_checkpoint",
     "load_checkpoint",
     "load_results",
+    "write_file",
+    "run_identity",
+    "merge_runs",
+    "mixing_problems",
+    "bootstrap_interval",
+    "wilson_interval",
+    "paired_difference",
     "summarise",
     "seed_values",
     "seeds_agreeing",
@@ -27,16 +35,44 @@ __all__ = [
     "mean_interval",
 ]
 
-RESULTS_SCHEMA = 1
+RESULTS_SCHEMA = 2
+
+#: Settings that change how fast a run goes, not what it computes: a run is identified without them.
+HOW_NOT_WHAT = ("threads", "device")
+#: What may differ between the runs of one results file of one task: the scheme and the seed.
+PER_RUN = ("scheme", "seed")
+
+
+def _open_mode() -> int:
+    """The permissions a new file gets here (0o666 less the umask: usually 0o644)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def write_file(path: str | Path, content: str | bytes | None = None, writer=None) -> Path:
+    """Write ``content`` (or call ``writer(temporary_path)``) to ``path`` atomically, with normal permissions.
+
+    The file goes to a temporary name beside ``path`` and is renamed into place, so a crash
+    leaves the old file or the new one, never half of one; it gets the permissions of any new
+    file (0o644 under the usual umask), not the temporary file's 0o600."""
+    path = Path(path)
+    with atomic_path(path) as temporary:
+        if writer is not None:
+            writer(temporary)
+        elif isinstance(content, bytes):
+            temporary.write_bytes(content)
+        else:
+            temporary.write_text(content, encoding="utf-8")
+        os.chmod(temporary, _open_mode())
+    return path
 
 
 def save_checkpoint(model: TinyTransformer, path: str | Path, half: bool = True) -> Path:
     """Write the model's configuration and weights (float16 by default: half the size, ample for these models)."""
-    path = Path(path)
     weights = {k: (v.half() if half and v.is_floating_point() else v).cpu() for k, v in model.state_dict().items()}
-    with atomic_path(path) as temporary:  # a crash never leaves half a checkpoint
-        torch.save({"model_config": model.config.to_dict(), "state_dict": weights}, temporary)
-    return path
+    saved = {"model_config": model.config.to_dict(), "state_dict": weights}
+    return write_file(path, writer=lambda temporary: torch.save(saved, temporary))  # never half a checkpoint
 
 
 def load_checkpoint(path: str | Path) -> TinyTransformer:
@@ -48,13 +84,93 @@ def load_checkpoint(path: str | Path) -> TinyTransformer:
 
 
 def load_results(path: str | Path) -> dict:
-    """A results file written by ``python -m posenc.lab sweep``; checks its schema version."""
+    """A results file written by ``python -m posenc.lab run`` or ``sweep``; checks its shape and schema version."""
     data = json.loads(Path(path).read_text())
     if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
         raise ValueError(f"{path} is not a results file: expected a JSON object with a list of 'runs'")
+    for n, record in enumerate(data["runs"]):
+        if not isinstance(record, dict) or not isinstance(record.get("config"), dict) or "evaluations" not in record:
+            raise ValueError(f"{path} is not a results file: runs[{n}] has no 'config' and 'evaluations'")
+    if data.get("schema") == 1:  # the first protocol's files: one command, versions per file, no provenance
+        data = _from_schema_1(data)
     if data.get("schema") != RESULTS_SCHEMA:
-        raise ValueError(f"{path} has results schema {data.get('schema')!r}, expected {RESULTS_SCHEMA}")
+        raise ValueError(f"{path} has results schema {data.get('schema')!r}, expected 1 or {RESULTS_SCHEMA}")
     return data
+
+
+def _from_schema_1(data: dict) -> dict:
+    """A schema-1 file (one ``command``, ``versions`` for the whole file) in schema 2's shape, read only:
+    its command becomes ``commands[0]`` and each run gets the file's versions and a provenance of
+    ``None`` (that protocol recorded no code or corpus hash)."""
+    runs = [
+        {**r, "versions": r.get("versions", data.get("versions")), "provenance": r.get("provenance")}
+        for r in data["runs"]
+    ]
+    command = {"command": data.get("command"), "runs": len(runs), "seconds": data.get("seconds")}
+    return {**data, "schema": RESULTS_SCHEMA, "commands": [command], "runs": runs, "read_from_schema": 1}
+
+
+def run_identity(config: dict) -> str:
+    """What a run computes: its config without the settings of :data:`HOW_NOT_WHAT` (a JSON string).
+
+    Two runs with one identity are the same experiment: a results file keeps one of them."""
+    return json.dumps({k: v for k, v in config.items() if k not in HOW_NOT_WHAT}, sort_keys=True)
+
+
+def merge_runs(previous: list[dict], new: list[dict]) -> tuple[list[dict], list[dict]]:
+    """``(merged, replaced)``: every run of ``previous`` and ``new``, one per :func:`run_identity`.
+
+    A new run replaces a previous run with the same identity (the same configuration run
+    again); ``replaced`` lists the previous runs it replaced. Nothing else is dropped."""
+    by_identity = {run_identity(r["config"]): r for r in previous}
+    replaced = []
+    for record in new:
+        key = run_identity(record["config"])
+        if key in by_identity:
+            replaced.append(by_identity[key])
+        by_identity[key] = record
+    merged = sorted(
+        by_identity.values(), key=lambda r: (r["config"]["task"], r["config"]["scheme"], r["config"]["seed"])
+    )
+    return merged, replaced
+
+
+def _settings(config: dict) -> dict:
+    return {k: v for k, v in config.items() if k not in HOW_NOT_WHAT + PER_RUN}
+
+
+def _software(record: dict) -> dict:
+    provenance = record.get("provenance") or {}
+    versions = record.get("versions") or {}
+    return {
+        "code (source hash)": provenance.get("source_hash"),
+        "text corpus (hash)": provenance.get("corpus_hash") if record["config"].get("task") == "text" else None,
+        **{k: versions.get(k) for k in ("python", "torch", "numpy")},
+    }
+
+
+def mixing_problems(runs: list[dict]) -> list[str]:
+    """What differs between runs that one results file should hold alike, one line per difference.
+
+    A results file is one experiment: for each task, every run has the same settings except
+    its scheme and seed (and threads and device, which change only the speed), and every run
+    was computed by the same code (:func:`posenc.lab.provenance.code_version`), on the same text
+    corpus and with the same Python, torch and NumPy. Empty when nothing differs."""
+    problems = []
+    by_task = defaultdict(list)
+    for record in runs:
+        by_task[record["config"]["task"]].append(_settings(record["config"]))
+    for task, settings in sorted(by_task.items()):
+        for name in sorted({k for one in settings for k in one}):
+            seen = {json.dumps(one.get(name), sort_keys=True) for one in settings}
+            if len(seen) > 1:
+                problems.append(f"{task} runs differ in {name}: {', '.join(sorted(seen))}")
+    software = [_software(r) for r in runs]
+    for name in software[0] if software else ():
+        seen = {str(one[name]) for one in software if one[name] is not None or name != "text corpus (hash)"}
+        if len(seen) > 1:
+            problems.append(f"runs differ in {name}: {', '.join(sorted(seen))}")
+    return problems
 
 
 def _configuration(config: dict, evaluation: dict) -> tuple:
@@ -69,7 +185,8 @@ def _configuration(config: dict, evaluation: dict) -> tuple:
 
 
 def summarise(runs: list[dict], value: str = "all") -> list[dict]:
-    """Mean, minimum and maximum over seeds of each (task, scheme, extension, finetuned, test factor).
+    """Mean, minimum, maximum and sample standard deviation (``ddof = 1``, as :func:`mean_interval`
+    uses) over seeds of each (task, scheme, extension, finetuned, test factor).
 
     ``value`` is "all" (every scored position), "inside" (within the training length) or
     "beyond" (past it). Missing values (None) are skipped.
@@ -99,25 +216,42 @@ def summarise(runs: list[dict], value: str = "all") -> list[dict]:
                 "mean": statistics.fmean(values),
                 "min": min(values),
                 "max": max(values),
-                "std": statistics.pstdev(values) if len(values) > 1 else 0.0,
+                "std": statistics.stdev(values) if len(values) > 1 else 0.0,
             }
         )
     return rows
 
 
-def _per_seed(runs) -> dict[int, dict[tuple, dict]]:
-    """seed -> {(task, scheme, extension, finetuned, test_factor): evaluation}; checks the records' shape."""
+def _per_seed(runs, seeds=None) -> dict[int, dict[tuple, dict]]:
+    """seed -> {(task, scheme, extension, finetuned, test_factor): evaluation}, for ``seeds`` (default:
+    every seed of ``runs``, in increasing order); checks the records' shape.
+
+    Two runs of one (task, scheme, seed) with different settings (a file that mixes them)
+    raise ``ValueError``: a seed's value must be one number."""
     if not isinstance(runs, list | tuple) or not runs:
         raise TypeError(f"runs must be a non-empty list of run records (results['runs']), got {show_value(runs)}")
-    seeds: dict[int, dict[tuple, dict]] = defaultdict(dict)
+    found: dict[int, dict[tuple, dict]] = defaultdict(dict)
     for n, record in enumerate(runs):
         if not isinstance(record, dict) or "config" not in record or "evaluations" not in record:
             raise TypeError(f"runs[{n}] must be a run record with 'config' and 'evaluations', got {show_value(record)}")
         config = record["config"]
         for evaluation in record["evaluations"]:
             key = _configuration(config, evaluation)
-            seeds[config["seed"]][key] = evaluation
-    return dict(sorted(seeds.items()))
+            if key in found[config["seed"]]:
+                raise ValueError(
+                    f"runs hold two runs of task={key[0]!r}, scheme={key[1]!r}, seed={config['seed']} "
+                    "(different settings): choose one set of settings before comparing seeds"
+                )
+            found[config["seed"]][key] = evaluation
+    if seeds is None:
+        return dict(sorted(found.items()))
+    if isinstance(seeds, str | bytes) or not hasattr(seeds, "__iter__"):
+        raise TypeError(f"seeds must be a list of seed numbers or None, got {show_value(seeds)}")
+    chosen = [check_int("seeds", seed, minimum=0) for seed in seeds]
+    missing = [seed for seed in chosen if seed not in found]
+    if not chosen or missing:
+        raise ValueError(f"seeds {missing or chosen} are not in runs (its seeds: {sorted(found)})")
+    return {seed: found[seed] for seed in sorted(set(chosen))}
 
 
 def _at(results: dict, seed: int, task, scheme, test_factor, extension="none", finetuned=False, value="all") -> float:
@@ -132,21 +266,25 @@ def _at(results: dict, seed: int, task, scheme, test_factor, extension="none", f
     return results[key][value]
 
 
-def seed_values(runs, task, scheme, test_factor, extension="none", finetuned=False, value="all") -> np.ndarray:
-    """One configuration's metric in every seed of ``runs``, in increasing seed order (float64 array).
+def seed_values(
+    runs, task, scheme, test_factor, extension="none", finetuned=False, value="all", seeds=None
+) -> np.ndarray:
+    """One configuration's metric in every seed of ``runs`` (or in ``seeds``), in increasing seed order
+    (float64 array).
 
     ``value`` is "all", "inside" or "beyond" (see :func:`summarise`). A seed without that
     value raises ``ValueError``. Differences of two such arrays are per-seed differences.
     """
-    seeds = _per_seed(runs)
+    seeds = _per_seed(runs, seeds)
     return np.array(
         [_at(results, seed, task, scheme, test_factor, extension, finetuned, value) for seed, results in seeds.items()],
         dtype=np.float64,
     )
 
 
-def seeds_agreeing(runs, condition) -> tuple[int, int]:
-    """``(k, n)``: of the ``n`` seeds in ``runs``, the number ``k`` whose results satisfy ``condition``.
+def seeds_agreeing(runs, condition, seeds=None) -> tuple[int, int]:
+    """``(k, n)``: of the ``n`` seeds in ``runs`` (or in ``seeds``), the number ``k`` whose results
+    satisfy ``condition``.
 
     A comparison between schemes or methods is decided seed by seed, not on the means:
     ``condition(at)`` is called once per seed with a function
@@ -160,7 +298,7 @@ def seeds_agreeing(runs, condition) -> tuple[int, int]:
     A value the seed lacks (no such run or evaluation, or "beyond" at the training
     length) raises ``ValueError``: a claim is never decided on missing data.
     """
-    seeds = _per_seed(runs)
+    seeds = _per_seed(runs, seeds)
     if not callable(condition):
         raise TypeError(f"condition must be a function of at(...), got {show_value(condition)}")
     agreeing = 0
@@ -220,11 +358,80 @@ def mean_interval(values, level: float = 0.95) -> tuple[float, float, float]:
     """``(mean, low, high)``: the mean of ``values`` (one per seed) and its ``level`` confidence interval,
     ``mean -+ t * s / sqrt(n)`` with the sample standard deviation ``s`` and Student's ``t`` for
     ``n - 1`` degrees of freedom. With one value the interval is that value."""
-    values = np.asarray(values, dtype=np.float64)
-    if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)):
-        raise ValueError(f"values must be a non-empty 1-D list of finite numbers, got {show_value(values)}")
+    values = _finite_values(values)
+    _check_level(level)
     mean = float(values.mean())
     if values.size == 1:
         return mean, mean, mean
     half = t_quantile(0.5 + level / 2, values.size - 1) * float(values.std(ddof=1)) / math.sqrt(values.size)
     return mean, mean - half, mean + half
+
+
+def bootstrap_interval(
+    values, level: float = 0.95, resamples: int = 10_000, seed: int = 0
+) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the mean of ``values`` (one per seed) and its percentile-bootstrap interval.
+
+    ``resamples`` samples of ``n`` values drawn with replacement (a fixed NumPy generator,
+    ``seed``); the interval runs from the ``(1 - level) / 2`` to the ``(1 + level) / 2`` quantile
+    of their means (Efron and Tibshirani 1993, ch. 13). Every resampled mean lies between the
+    smallest and the largest value, so an interval on accuracies never leaves [0, 1]."""
+    values = _finite_values(values)
+    check_int("resamples", resamples, minimum=100)
+    _check_level(level)
+    if values.size == 1:
+        return float(values[0]), float(values[0]), float(values[0])
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, values.size, (resamples, values.size))].mean(axis=1)
+    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return float(values.mean()), float(low), float(high)
+
+
+def wilson_interval(successes: int, trials: int, level: float = 0.95) -> tuple[float, float, float]:
+    """``(p, low, high)``: a proportion ``successes / trials`` and its Wilson score interval.
+
+    Wilson (1927): ``(p + z^2/2n -+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)`` with ``z`` the
+    normal quantile for ``level``; unlike ``p -+ z sqrt(p(1-p)/n)`` it stays inside [0, 1], also
+    at 0 or ``n`` successes. For one seed's accuracy over ``trials`` sequences."""
+    trials = check_int("trials", trials, minimum=1)
+    successes = check_int("successes", successes, minimum=0, maximum=trials)
+    _check_level(level)
+    z = statistics.NormalDist().inv_cdf(0.5 + level / 2)
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    return p, max(0.0, centre - half), min(1.0, centre + half)
+
+
+def paired_difference(first, second, level: float = 0.95) -> dict:
+    """The per-seed difference ``first - second`` of two methods measured on the same seeds.
+
+    Returns ``{"mean", "low", "high", "positive", "negative", "n"}``: the mean difference and its
+    Student-t interval (:func:`mean_interval`, ``ddof = 1``), and the number of seeds in which the
+    difference is above and below zero. Pairing removes what the two share (the seed's
+    trained model and its test data), so the interval is narrower than the two means' intervals."""
+    first, second = _finite_values(first), _finite_values(second)
+    if first.shape != second.shape:
+        raise ValueError(f"first and second must hold one value per seed each, got {first.size} and {second.size}")
+    difference = first - second
+    mean, low, high = mean_interval(difference, level)
+    return {
+        "mean": mean,
+        "low": low,
+        "high": high,
+        "positive": int(np.sum(difference > 0)),
+        "negative": int(np.sum(difference < 0)),
+        "n": int(difference.size),
+    }
+
+
+def _finite_values(values) -> np.ndarray:
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)):
+        raise ValueError(f"values must be a non-empty 1-D list of finite numbers, got {show_value(values)}")
+    return array
+
+
+def _check_level(level) -> None:
+    if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
+        raise ValueError(f"level must be a number between 0 and 1 (0.95 for 95%), got {show_value(level)}")

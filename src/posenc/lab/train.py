@@ -24,8 +24,9 @@ import torch.nn.functional as F
 
 from .._validation import check_choice, check_int
 from ..scaling import scaled_inv_freq, yarn_matched_betas
-from .data import char_corpus, lookup_batch, passkey_batch, passkey_vocab
+from .data import char_corpus, corpus_hash, lookup_batch, passkey_batch, passkey_vocab
 from .model import SCHEMES, ModelConfig, TinyTransformer
+from .provenance import code_version
 
 __all__ = [
     "TASKS",
@@ -42,6 +43,8 @@ __all__ = [
     "run",
     "strip_model",
     "versions",
+    "provenance",
+    "code_version",
 ]
 
 TASKS = ("lookup", "text", "passkey")
@@ -52,7 +55,9 @@ PASSKEY_DEPTHS = (0.0, 1 / 7, 2 / 7, 3 / 7, 4 / 7, 5 / 7, 6 / 7, 1.0)
 #: Context-extension settings for RoPE models at evaluation: name -> scaling method. Each is
 #: configured for the target length (the factor s = target / training length) as it is
 #: deployed: "dynamic" with factor s, as a config for an s-times extension sets it
-#: (transformers' rule: the base grows with the current length past L); "yarn" with the
+#: (transformers' rule: the base grows with the current length past L); "ntk_at_dynamic",
+#: the control for it: static NTK with the factor dynamic NTK reaches at the target length
+#: (s^2 - s + 1: 13 for s = 4, 57 for s = 8), so the two have the same speeds there; "yarn" with the
 #: paper's betas (32, 1), as configs copied from Llama models carry them; "yarn_matched" with
 #: betas derived from this model's own rotation counts (:func:`posenc.yarn_matched_betas`:
 #: the same fraction of pairs kept, blended and interpolated as (32, 1) gives Llama 2);
@@ -61,6 +66,7 @@ EXTENSIONS: dict[str, str] = {
     "none": "default",
     "linear": "linear",
     "ntk": "ntk",
+    "ntk_at_dynamic": "ntk",
     "dynamic": "dynamic",
     "yarn": "yarn",
     "yarn_matched": "yarn",
@@ -87,6 +93,7 @@ class RunConfig:
     eval_batches: int = 8
     eval_batch_size: int = 64
     finetune_steps: int = 100
+    finetune_learning_rate: float = 3e-4  # a fresh AdamW at a tenth of the training peak
     extensions: tuple = tuple(EXTENSIONS)
     d_model: int = 64
     n_layers: int = 2
@@ -101,6 +108,11 @@ class RunConfig:
         for name in self.extensions:
             check_choice("extensions", name, EXTENSIONS)
         check_int("steps", self.steps, minimum=0)
+        check_int("finetune_steps", self.finetune_steps, minimum=0)
+        for name in ("learning_rate", "finetune_learning_rate"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+                raise ValueError(f"{name} must be a number between 0 and 1, got {value!r}")
         check_int("train_len", self.train_len, minimum=4)
         self.test_factors = tuple(self.test_factors)
         self.extensions = tuple(self.extensions)
@@ -108,17 +120,18 @@ class RunConfig:
     @classmethod
     def for_task(cls, task: str, **overrides) -> RunConfig:
         """The book's settings for a task: lookup and passkey train at 16-32 tokens (passkey tested
-        to 8L); text at 64 characters."""
+        to 8L, 512 sequences per depth); text at 64 characters."""
         base = {
             "lookup": {},
             "text": {"train_len": 64, "min_train_len": 64, "steps": 600, "batch_size": 32},
-            "passkey": {"test_factors": (1, 2, 4, 8), "eval_batches": 1},
+            "passkey": {"test_factors": (1, 2, 4, 8), "eval_batches": 8},
         }
         check_choice("task", task, TASKS)
         return cls(task=task, **{**base[task], **overrides})
 
 
 def versions() -> dict:
+    """The software a run used: Python, torch, NumPy, posenc's version and the platform."""
     from .. import __version__
 
     return {
@@ -127,6 +140,19 @@ def versions() -> dict:
         "numpy": np.__version__,
         "posenc": __version__,
         "platform": platform.platform(),
+    }
+
+
+def provenance(config: RunConfig) -> dict:
+    """What produced a run's numbers besides its config: the code (:func:`code_version`: a hash of the
+    sources the run executes, and the git commit) and, for the text task, the corpus's hash
+    (:func:`posenc.lab.data.corpus_hash`: the standard library's docstrings differ between Pythons)."""
+    code = code_version()
+    return {
+        "source_hash": code["source_hash"],
+        "git_commit": code["git_commit"],
+        "git_dirty": code["git_dirty"],
+        "corpus_hash": corpus_hash() if config.task == "text" else None,
     }
 
 
@@ -176,17 +202,26 @@ def _loss(model, tokens, targets):
 
 
 def train(
-    model, config: RunConfig, steps: int | None = None, length: int | None = None, seed_offset: int = 0, progress=None
+    model,
+    config: RunConfig,
+    steps: int | None = None,
+    length: int | None = None,
+    seed_offset: int = 0,
+    progress=None,
+    learning_rate: float | None = None,
 ) -> dict:
-    """Train ``model`` in place with AdamW (cosine learning-rate decay); return losses and timing.
+    """Train ``model`` in place with a fresh AdamW (cosine decay from ``learning_rate`` to a tenth of
+    it; default ``config.learning_rate``); return losses and timing.
 
     Lookup batches take a random length in ``[min_train_len, train_len]`` unless ``length`` is given.
-    ``progress(step, steps, loss)`` is called every few steps when given.
+    The batches depend only on the seed and ``seed_offset``: two calls with the same pair see the
+    same data. ``progress(step, steps, loss)`` is called every few steps when given.
     """
     steps = config.steps if steps is None else steps
+    learning_rate = config.learning_rate if learning_rate is None else learning_rate
     device = next(model.parameters()).device
     generator = torch.Generator().manual_seed(10_000 * config.seed + 17 + seed_offset)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.01)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.01)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimiser, lambda s: 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(s, steps) / max(steps, 1)))
     )
@@ -252,12 +287,25 @@ def _passkey_by_depth(model, config: RunConfig, length: int) -> list[float]:
 
 def evaluate(model, config: RunConfig, length: int) -> dict:
     """Metrics at ``length`` on held-out data (fixed seed): lookup accuracy or text bits per character,
-    over all scored positions and over the positions past the training length separately; passkey
-    accuracy at each depth of :data:`PASSKEY_DEPTHS` ("by_depth") and their mean ("all")."""
+    over all scored positions ("all"), the positions within the training length ("inside") and
+    those past it ("beyond", None at ``length <= train_len``).
+
+    Passkey: the accuracy at each depth of :data:`PASSKEY_DEPTHS` ("by_depth", over
+    ``eval_batches * eval_batch_size`` sequences each, "sequences") and their mean ("all"). Its
+    one scored position is the last, so the whole result is "inside" at the training length and
+    "beyond" past it."""
     if config.task == "passkey":
         by_depth = _passkey_by_depth(model, config, length)
-        return {"metric": "accuracy", "all": float(np.mean(by_depth)), "inside": None, "beyond": None,
-                "by_depth": by_depth}
+        accuracy = float(np.mean(by_depth))
+        past = length > config.train_len
+        return {
+            "metric": "accuracy",
+            "all": accuracy,
+            "inside": None if past else accuracy,
+            "beyond": accuracy if past else None,
+            "by_depth": by_depth,
+            "sequences": config.eval_batches * config.eval_batch_size,
+        }
     counted, correct, nats = _position_sums(model, config, length)
     inside, beyond = slice(0, min(length, config.train_len)), slice(config.train_len, length)
     values = correct if config.task == "lookup" else nats / math.log(2)
@@ -284,11 +332,15 @@ def extension_settings(name: str, factor: float, config: RunConfig | None = None
     """``(method, factor, params)`` for extension ``name`` to ``factor`` = target length / training length.
 
     "yarn_matched" needs ``config`` (its betas come from the training length and the base);
-    "longrope" needs its per-pair ``longrope_factors`` (see :func:`search_longrope_factors`).
+    "longrope" needs its per-pair ``longrope_factors`` (see :func:`search_longrope_factors`);
+    "ntk_at_dynamic" is static NTK with the factor dynamic NTK reaches at the target length,
+    ``posenc.dynamic_ntk_factor(s, s L, L) = s^2 - s + 1``.
     A factor of 1 or less means no extension: plain RoPE."""
     method = EXTENSIONS[check_choice("extension", name, EXTENSIONS)]
     if method == "default" or factor <= 1:
         return "default", 1.0, {}
+    if name == "ntk_at_dynamic":  # dynamic_ntk_factor(s, s L, L) = s * s L / L - (s - 1), whatever L
+        return method, float(factor * factor - (factor - 1)), {}
     if name == "yarn_matched":
         if config is None:
             raise ValueError("extension 'yarn_matched' needs the run's config (its betas depend on train_len)")
@@ -388,6 +440,7 @@ def run(config: RunConfig, progress=None) -> dict:
     record = {
         "config": asdict(config),
         "versions": versions(),
+        "provenance": provenance(config),
         "training": {k: training[k] for k in ("seconds", "steps_per_second")}
         | {"final_loss": float(np.mean(training["losses"][-20:])) if training["losses"] else None},
         "evaluations": [],
@@ -415,7 +468,7 @@ def run(config: RunConfig, progress=None) -> dict:
                     **result,
                 }
             )
-        if config.scheme == "rope" and config.finetune_steps > 0 and extension != "none":
+        if config.scheme == "rope" and config.finetune_steps > 0:
             record["evaluations"] += _finetuned(model, config, extension, target, settings)
     if config.scheme == "rope":
         model.set_rope_scaling("default")
@@ -424,10 +477,12 @@ def run(config: RunConfig, progress=None) -> dict:
 
 
 def _finetuned(model, config: RunConfig, extension: str, target: int, settings: tuple) -> list[dict]:
-    """Fine-tune a copy at the target length with that extension, then evaluate it at every length.
+    """Fine-tune a copy at the target length with that extension (``"none"``: plain RoPE, the
+    control), then evaluate it at every length.
 
-    Each fine-tuning step sees as many tokens as a training step: sequences ``target`` times
-    longer, ``target`` times fewer of them."""
+    Every extension is fine-tuned on the same batches (one ``seed_offset``), with a fresh AdamW
+    at ``config.finetune_learning_rate`` (cosine decay to a tenth of it). Each step sees as many
+    tokens as a training step: sequences ``target`` times longer, ``target`` times fewer of them."""
     tuned = copy.deepcopy(model)
     method, scale, params = settings
     tuned.set_rope_scaling(method, scale, **params)
@@ -437,7 +492,8 @@ def _finetuned(model, config: RunConfig, extension: str, target: int, settings: 
         same_tokens,
         steps=config.finetune_steps,
         length=config.train_len * target,
-        seed_offset=1 + len(extension),
+        seed_offset=1,
+        learning_rate=config.finetune_learning_rate,
     )
     results = []
     for factor in config.test_factors:

@@ -1,4 +1,4 @@
-"""The book's exercises, one module per chapter (``ch01`` ... ``ch15``), found here by their names.
+"""The book's exercises, one module per chapter (``ch01`` ... ``ch16``), found here by their names.
 
 A chapter's module holds all of its coursework: each implementation exercise (an
 :class:`~posenc.course.engine.Exercise`: spec, reference, cases, mistakes) and, as

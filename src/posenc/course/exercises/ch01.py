@@ -4,6 +4,7 @@ import numpy as np
 
 from ... import attention
 from ..activities import implementation, investigation, prediction
+from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Reals
 
@@ -117,6 +118,30 @@ ACTIVITIES = (
         (
             "Reason: under the mask a word's output depends on itself and the set of words up to it, and attention "
             "ignores their order: a and b now see different sets, c and d the same ones."
+        ),
+        answer=Choices(
+            "After the swap (causal mask, no positions), which words get a different output vector?",
+            (
+                Choice(
+                    "All four: the order of the words changed",
+                    "c and d see the same set of words as before, and within that set attention ignores order.",
+                ),
+                Choice(
+                    "Only a and b",
+                    "Now a sees b and a instead of itself alone, and b only itself instead of a and b; c and d "
+                    "see the same sets as before.",
+                    correct=True,
+                ),
+                Choice(
+                    "None: without positions, attention ignores order",
+                    "Without the mask it would; under the causal mask a and b see different sets of words after "
+                    "the swap.",
+                ),
+                Choice(
+                    "Only c and d",
+                    "c and d see the same sets of words as before; it is a and b whose visible words change.",
+                ),
+            ),
         ),
     ),
     investigation(

@@ -4,6 +4,7 @@ import numpy as np
 
 from ... import absolute
 from ..activities import implementation, investigation, prediction
+from ..answers import Number
 from ..engine import Exercise
 from ..inputs import Real, Whole
 
@@ -153,6 +154,20 @@ ACTIVITIES = (
         (
             "Longest wavelength 2 pi 10^(62/64), about 58 tokens; neighbour ratio 10^(2/64), about 1.07 instead of "
             "1.33."
+        ),
+        answer=Number(
+            "With base 10, how many of the 32 pairs complete at least one full turn within the 128 positions?",
+            32,
+            0,
+            right=(
+                "The slowest wavelength is now 2π·10^(62/64), about 58 tokens, so every pair turns at least "
+                "twice and there is no calm half."
+            ),
+            wrong=(
+                "The slowest wavelength is now only 2π·10^(62/64), about 58 tokens: all 32 pairs turn at least twice "
+                "within 128 positions, so there is no calm half."
+            ),
+            unit="pairs",
         ),
     ),
     investigation(

@@ -4,6 +4,7 @@ import numpy as np
 
 from ... import absolute
 from ..activities import implementation, investigation, prediction
+from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Whole
 
@@ -101,6 +102,26 @@ ACTIVITIES = (
             "share a sine and differ in cosine)."
         ),
         "linear_shift_fit confirms it: worst error about 0.84 with sines only, about 1e-15 with both.",
+        answer=Choices(
+            "With only the sine columns, is there still one fixed matrix that maps row p to row p + 1 for every p?",
+            (
+                Choice(
+                    "Yes: each sine column still advances by a fixed angle per position",
+                    "The next sine is sin(θp)cos θ + cos(θp)sin θ: it needs the current cosine, which is gone; the "
+                    "best fit is off by about 0.84.",
+                ),
+                Choice(
+                    "No: the next sine needs the current cosine, which is no longer in the row",
+                    "By the angle-sum identity; the best linear fit is off by about 0.84, against about 1e-15 with "
+                    "both columns.",
+                    correct=True,
+                ),
+                Choice(
+                    "Approximately: the best fit is off by less than 0.01",
+                    "The best fit's worst error is about 0.84, as large as the values themselves.",
+                ),
+            ),
+        ),
     ),
     investigation(
         "ex-ch03-average-flips",

@@ -4,6 +4,7 @@ import numpy as np
 
 from ... import analysis
 from ..activities import implementation, investigation, prediction
+from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Real, Whole
 
@@ -88,6 +89,27 @@ ACTIVITIES = (
         (
             "A fast pair can be nearer: pair 3 (about 32 rad, five whole turns plus 0.2) beats pair 6 (1 rad), "
             "since a block shows the angle only modulo 2 pi; slow pairs make long offsets unambiguous."
+        ),
+        answer=Choices(
+            "Which block of M_1000 is nearer the identity: pair 3 (turned by about 32 radians) or pair 6 (turned by "
+            "1 radian)?",
+            (
+                Choice(
+                    "Pair 6: it turned by far less",
+                    "A block shows the angle only modulo 2π: 32 radians is five whole turns plus about 0.2, nearer "
+                    "the identity than 1 radian.",
+                ),
+                Choice(
+                    "Pair 3: 32 radians is five whole turns plus about 0.2 radians",
+                    "A block cannot show whole turns, so a fast pair knows a long offset only modulo its "
+                    "wavelength.",
+                    correct=True,
+                ),
+                Choice(
+                    "Neither: a shift of 1000 takes every block far from the identity",
+                    "Pair 3's block is within about 0.2 of the identity, and the slowest pair's within about 0.3.",
+                ),
+            ),
         ),
     ),
     investigation(

@@ -4,6 +4,7 @@ import numpy as np
 
 from ... import absolute, analysis
 from ..activities import implementation, investigation, prediction
+from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Real, Whole, Wholes
 
@@ -75,6 +76,24 @@ ACTIVITIES = (
             "...), and does not decay."
         ),
         "The decay of a wide code comes from averaging many cosines of different periods.",
+        answer=Choices(
+            "Does the similarity curve of a single pair (d_model = 2) decay over shifts 0 to 50?",
+            (
+                Choice(
+                    "Yes, like the wide code's curve, only more slowly",
+                    "One pair gives cos(k): it is back near 1 every 2π ≈ 6.3 tokens, and above 0.99 at shift 44.",
+                ),
+                Choice(
+                    "Yes, faster than the wide code's curve: one pair has no slow component",
+                    "One pair gives cos(k): it is back near 1 every 2π ≈ 6.3 tokens, and above 0.99 at shift 44.",
+                ),
+                Choice(
+                    "No: it is cos(k), back near 1 every 2π ≈ 6.3 tokens",
+                    "The decay of a wide code comes from averaging many cosines of different periods.",
+                    correct=True,
+                ),
+            ),
+        ),
     ),
     investigation(
         "ex-ch05-half-width",

@@ -6,6 +6,7 @@ import numpy as np
 
 from ... import absolute
 from ..activities import implementation, investigation, prediction
+from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Reals
 
@@ -85,6 +86,33 @@ ACTIVITIES = (
         10,
         "Without scaling the ratio is 1/(0.02 sqrt 2), about 35, for every d (both grow like sqrt d).",
         "With scaling it is 35/sqrt(d): about 4.4 at 64, 0.55 at 4096; measured with the module.",
+        answer=Choices(
+            "Tokens drawn with σ = 0.02: as d_model grows from 64 to 4096, how does ‖PE‖ / ‖token‖ change, "
+            "without and with the √d scaling?",
+            (
+                Choice(
+                    "Without scaling it stays about 35; with scaling it falls like 1/√d, from about 4.4 to 0.55",
+                    "Without scaling both norms grow like √d, so the ratio is 1/(0.02√2) ≈ 35 for every d; "
+                    "the scaling divides it by √d.",
+                    correct=True,
+                ),
+                Choice(
+                    "Without scaling it falls like 1/√d; with scaling it stays about 35",
+                    "Swapped: without scaling both norms grow like √d, so the ratio stays about 35; the scaling "
+                    "multiplies the token by √d.",
+                ),
+                Choice(
+                    "Without scaling it grows like √d; with scaling it stays about 35",
+                    "The table's norm grows like √d, but so does the token's: without scaling the ratio stays about "
+                    "35.",
+                ),
+                Choice(
+                    "With scaling the token outweighs the position at every width",
+                    "Not at d = 64: the scaled ratio is still about 4.4 there; it falls below 1 only past "
+                    "d = 1/(2·0.02²) = 1250.",
+                ),
+            ),
+        ),
     ),
     investigation(
         "ex-ch06-param-count",

@@ -6,6 +6,7 @@ import numpy as np
 
 from ... import biases
 from ..activities import implementation, investigation, prediction
+from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Whole
 
@@ -65,6 +66,30 @@ ACTIVITIES = (
         (
             "Meaning: the bias cannot tell 200 back from 1000 back (the last bucket starts 91 back in the encoder);"
             " it says only 'far', so the model must rely on content."
+        ),
+        answer=Choices(
+            "T5's defaults: which buckets hold the keys 200 back, 1000 back and 200 ahead, in an encoder and in a "
+            "decoder?",
+            (
+                Choice(
+                    "Encoder 14, 15, 31; decoder 30, 31, 0",
+                    "Past max_distance (128) the buckets stop growing: 200 back and 1000 back share the last bucket.",
+                ),
+                Choice(
+                    "Encoder 15, 15, 31; decoder 31, 31, 0",
+                    "Both past keys are beyond max_distance and share the past's last bucket; a decoder gives "
+                    "every key ahead the bucket of r = 0.",
+                    correct=True,
+                ),
+                Choice(
+                    "Encoder 15, 15, 31; decoder 31, 31, 31",
+                    "A decoder has no buckets for keys ahead: every one gets the bucket of r = 0.",
+                ),
+                Choice(
+                    "Encoder 31, 31, 15; decoder 31, 31, 0",
+                    "In the encoder buckets 0 to 15 serve the past and 16 to 31 the future.",
+                ),
+            ),
         ),
     ),
     investigation(

@@ -4,6 +4,7 @@ import numpy as np
 
 from ... import rope
 from ..activities import implementation, investigation, prediction
+from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Real, Reals, Wholes
 
@@ -135,6 +136,32 @@ ACTIVITIES = (
             "The curve falls roughly like 1 - ln r / ln b: with base 100,000 it is higher at almost every distance "
             "past the first few tokens (98.9% of 11 to 10,000), about 0.17 on average over 5,000 to 10,000 where "
             "base 10,000 is about 0."
+        ),
+        answer=Choices(
+            "The base goes from 10,000 to 100,000. Which pair keeps its speed, and what happens to the curve of "
+            "the score against the distance?",
+            (
+                Choice(
+                    "Pair 0 keeps its speed; the curve stays higher at long distances",
+                    "θ_i = b^(−2i/d), so pair 0 keeps 1 radian per token and the slowest pair becomes almost "
+                    "ten times slower; the curve falls roughly like 1 − ln r / ln b.",
+                    correct=True,
+                ),
+                Choice(
+                    "The slowest pair keeps its speed; the curve stays higher at long distances",
+                    "θ_i = b^(−2i/d): pair 0 turns 1 radian per token for every base; the slowest pair becomes "
+                    "almost ten times slower.",
+                ),
+                Choice(
+                    "Pair 0 keeps its speed; the curve falls sooner",
+                    "Slower pairs stay aligned for longer: the curve falls roughly like 1 − ln r / ln b, higher for "
+                    "a larger b.",
+                ),
+                Choice(
+                    "Every pair slows ten times, so the whole curve stretches ten times to the right",
+                    "Pair i slows by 10^(2i/d): pair 0 not at all, the slowest pair by almost 10.",
+                ),
+            ),
         ),
     ),
     investigation(

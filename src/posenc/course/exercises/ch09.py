@@ -4,6 +4,7 @@ import numpy as np
 
 from ... import analysis, rope
 from ..activities import implementation, investigation, prediction
+from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Real, Whole
 
@@ -79,6 +80,33 @@ ACTIVITIES = (
         (
             "(b) Down: the 50 times larger base moves it to about half the dimensions, 64; both checked with "
             "critical_dimension."
+        ),
+        answer=Choices(
+            "Llama 2's critical dimension is 92. What becomes of it (a) when L doubles to 8192, (b) when the base "
+            "grows 50 times, to 500,000, at L = 4096?",
+            (
+                Choice(
+                    "(a) Down, to about 84; (b) up, to about 120",
+                    "Directions swapped: a longer L gives every pair more turns, so more pairs turn (up); a larger "
+                    "base slows the pairs, so fewer do (down).",
+                ),
+                Choice(
+                    "(a) Up, to 128: at twice the length every pair turns; (b) down, to about 64",
+                    "Doubling L moves the one-turn crossing by only (d/2)·log_b 2 ≈ 4.8 pairs: the critical "
+                    "dimension rises to about 100.",
+                ),
+                Choice(
+                    "(a) Up, to about 100; (b) up, to about 120: a larger base gives longer wavelengths",
+                    "Longer wavelengths mean fewer pairs complete a turn within L: the critical dimension falls, to "
+                    "64.",
+                ),
+                Choice(
+                    "(a) Up, to about 100; (b) down, to about 64",
+                    "Doubling L moves the crossing by (d/2)·log_b 2 ≈ 4.8 pairs, about 10 dimensions; the "
+                    "larger base moves it to about half the dimensions.",
+                    correct=True,
+                ),
+            ),
         ),
     ),
     investigation(

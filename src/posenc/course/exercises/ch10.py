@@ -4,6 +4,7 @@ import numpy as np
 
 from ... import scaling
 from ..activities import implementation, investigation, prediction
+from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Real, Whole
 
@@ -80,6 +81,30 @@ ACTIVITIES = (
             "slower."
         ),
         "Dynamic NTK at 2L: effective factor 5, pair 0 unchanged, last pair 5 times slower.",
+        answer=Choices(
+            "Llama 2 extended with s = 4: pair 0's speed, and how many times slower the last pair turns, under "
+            "PI, NTK-aware scaling and dynamic NTK at n = 2L?",
+            (
+                Choice(
+                    "PI 0.25 rad/token, 4×; NTK 1 rad/token, 4×; dynamic 1 rad/token, 4×",
+                    "Dynamic NTK at n = 2L uses the effective factor s·n/L − (s − 1) = 5, not the configured 4.",
+                ),
+                Choice(
+                    "PI 0.25 rad/token, 4×; NTK 1 rad/token, 4×; dynamic 1 rad/token, 5×",
+                    "Dynamic NTK is NTK-aware scaling with the effective factor s·n/L − (s − 1) = 5 at "
+                    "n = 2L.",
+                    correct=True,
+                ),
+                Choice(
+                    "PI 0.25 rad/token, 4×; NTK 0.25 rad/token, 4×; dynamic 0.5 rad/token, 2×",
+                    "NTK-aware scaling changes the base, and θ_0 = b^0 = 1 for any base: pair 0 never slows.",
+                ),
+                Choice(
+                    "PI 1 rad/token, 4×; NTK 1 rad/token, 4×; dynamic 1 rad/token, 2×",
+                    "PI divides every position by s, so pair 0 slows too, to 0.25 rad/token.",
+                ),
+            ),
+        ),
     ),
     investigation(
         "ex-ch10-count",

@@ -6,6 +6,7 @@ import numpy as np
 
 from ... import scaling
 from ..activities import implementation, investigation, prediction
+from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Real, Whole
 
@@ -192,6 +193,32 @@ ACTIVITIES = (
         15,
         "The ramp moves towards the slow pairs by d ln 2 / (2 ln b), about 4.8 pairs.",
         "Its width stays the same (rounding can change the plotted width by one pair).",
+        answer=Choices(
+            "Llama 2's head (d = 128, b = 10,000, default betas) trained at L = 8192 instead of 4096: where does "
+            "the YaRN ramp go?",
+            (
+                Choice(
+                    "Towards the fast pairs, by about 4.8 pairs, with the same width",
+                    "Doubling L doubles every pair's turns, so the pair that makes 32 (or 1) turns is a slower one: "
+                    "the ramp moves towards the slow end.",
+                ),
+                Choice(
+                    "Towards the slow pairs, and about twice as wide",
+                    "Both boundaries move by the same d ln 2 / (2 ln b) ≈ 4.8 pairs, so the width stays (up to "
+                    "one pair of rounding).",
+                ),
+                Choice(
+                    "Towards the slow pairs, by about 4.8 pairs, with the same width",
+                    "In i(ν) = d ln(L/(2πν)) / (2 ln b), doubling L adds d ln 2 / (2 ln b) ≈ 4.8 pairs to "
+                    "both boundaries.",
+                    correct=True,
+                ),
+                Choice(
+                    "Nowhere: the betas fix the ramp",
+                    "The betas fix the ramp in turns within L; in pairs it moves when L changes.",
+                ),
+            ),
+        ),
     ),
     investigation(
         "ex-ch11-llama31",

@@ -6,6 +6,7 @@ import torch
 
 from ... import rope
 from ..activities import implementation, investigation, prediction
+from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Reals, Whole
 from . import ch08
@@ -231,6 +232,27 @@ ACTIVITIES = (
         (
             "Concludes that the test cannot catch the bug; a useful test compares the columns themselves or scores "
             "through the trained weights."
+        ),
+        answer=Choices(
+            "How large is the largest difference between the two similarity matrices PE PEᵀ (2048 positions, "
+            "d_model = 512), and would the test catch the bug?",
+            (
+                Choice(
+                    "About as large as the largest entries (256): the test catches the bug at once",
+                    "PE PEᵀ sums over the columns, so reordering the columns leaves every entry unchanged.",
+                ),
+                Choice(
+                    "Small but not zero (about 1): a tight tolerance catches the bug",
+                    "PE PEᵀ sums over the columns, so reordering the columns leaves every entry unchanged, up to "
+                    "rounding.",
+                ),
+                Choice(
+                    "Zero, up to rounding: the test cannot catch the bug",
+                    "The rebuilt table is the original with its columns reordered, and PE PEᵀ sums over the "
+                    "columns; compare the columns themselves instead.",
+                    correct=True,
+                ),
+            ),
         ),
     ),
     investigation(

@@ -4,6 +4,7 @@ import numpy as np
 
 from ... import config as config_module
 from ..activities import implementation, investigation, prediction
+from ..answers import Number
 from ..engine import Exercise
 from ..inputs import Mapping
 
@@ -203,6 +204,21 @@ ACTIVITIES = (
         (
             "p-RoPE with p = 0.75 also rotates 48 pairs, but with the 128-wide head's speeds: it keeps the fastest "
             "48 of 64 and stops the slowest 16, so its slowest rotated wavelength is about 5,400 tokens."
+        ),
+        answer=Number(
+            "Phi-4-mini as trained (d = 128, partial_rotary_factor 0.75, base 10,000): the wavelength of its "
+            "slowest rotated pair, in tokens, to two significant figures?",
+            52_000,
+            500,
+            right=(
+                "The 48 rotated pairs have the speeds of a 96-wide head, so the slowest wavelength is "
+                "2π·10,000^(94/96) ≈ 52,000 tokens."
+            ),
+            wrong=(
+                "The 48 rotated pairs have the speeds of a 96-wide head, not those of a 128-wide head's first 48 "
+                "pairs: 2π·10,000^(94/96) ≈ 52,000 tokens (p-RoPE's slowest rotated pair is at about 5,400)."
+            ),
+            unit="tokens",
         ),
     ),
     investigation(

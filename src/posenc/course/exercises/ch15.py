@@ -4,6 +4,7 @@ import numpy as np
 
 from ... import papers
 from ..activities import implementation, investigation, prediction
+from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Numbers, Real
 
@@ -124,6 +125,30 @@ ACTIVITIES = (
         (
             "Explains: the limit is set by the window the rescaled frequencies cover (s L), not by the length of "
             "the fine-tuning data (64k tokens for both)."
+        ),
+        answer=Choices(
+            "At 98,304 tokens, is each model's perplexity near its value at 65,536, or far above it?",
+            (
+                Choice(
+                    "Both far above: neither saw a sequence longer than 64k in fine-tuning",
+                    "The s = 32 model falls to 2.36: the limit is the window s·L its rescaled frequencies cover, not "
+                    "the length of the fine-tuning data.",
+                ),
+                Choice(
+                    "The s = 16 model far above (more than 10), the s = 32 model near (2.36)",
+                    "Past s·L = 16 × 4096 = 65,536 the s = 16 model's slow pairs reach angles it never saw; "
+                    "the s = 32 model's window reaches 131,072.",
+                    correct=True,
+                ),
+                Choice(
+                    "The s = 32 model far above, the s = 16 model near",
+                    "Reversed: the s = 16 model's window ends at 16 × 4096 = 65,536 tokens, and it goes above 10.",
+                ),
+                Choice(
+                    "Both near: YaRN keeps the perplexity flat at any length",
+                    "Only within its window: the s = 16 model goes from 2.42 at 65,536 to more than 10 at 98,304.",
+                ),
+            ),
         ),
     ),
     implementation(INTERPOLATE, minutes=20),
