@@ -12,6 +12,7 @@ import fnmatch
 import functools
 import http.server
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -226,3 +227,20 @@ def test_explorers_work_on_the_site_with_the_linked_files(browser, small_site): 
         requests = check_explorers_work(browser, f"{base}/explorers.html")
     loaded = [name for name in PLAYER_FILES for u in requests if f"/_static/{name}" in u]
     assert loaded == list(PLAYER_FILES)  # each file once
+
+
+def test_an_explorer_is_boxed_with_the_width_that_makes_its_smallest_text_9px():
+    from posenc.book.webfigure import figure_data
+
+    explorer = wave_explorer(1.0)
+    data = figure_data(explorer)
+    fig = explorer.figure
+    # the smallest text is the tick labels at the style's font size (points), at the figure's dpi
+    ticks_pt = min(t.get_fontsize() for t in explorer.figure.axes[0].get_xticklabels())
+    assert data["smallest_text_px"] == pytest.approx(ticks_pt * fig.dpi / 72, abs=1e-3)
+    html = explorer.static_html()
+    width = re.search(r'<canvas width="(\d+)"', html).group(1)
+    assert int(width) == round(fig.bbox.width)
+    box = re.search(r'<div class="posenc-figure-box" style="--posenc-min-width:(\d+)px"', html)
+    assert int(box.group(1)) == math.ceil(int(width) * 9 / data["smallest_text_px"])
+    assert html.index("posenc-figure-box") < html.index("<img") < html.index("<canvas") < html.index("</div>")

@@ -89,3 +89,44 @@ def test_heatmap_leaves_nan_cells_blank_and_shares_limits():
     assert ax.images[0].get_clim() == (-1.0, 20.0)
     with pytest.raises(ValueError, match="infinities"):
         plotting.plot_heatmap(np.array([[np.inf]]), ax)
+
+
+def test_book_figures_record_their_smallest_text_in_the_png(tmp_path):
+    from PIL import Image
+
+    with plt.rc_context(plotting.book_style()):
+        fig, ax = plt.subplots(dpi=100)
+        ax.plot([0, 1], [2, 3])
+        ax.text(0.5, 2.5, "note", fontsize=6)
+        fig.savefig(tmp_path / "a.png")
+        fig.savefig(tmp_path / "b.png", dpi=150)
+        ax.texts[0].set_visible(False)  # hidden text does not count: the tick labels (11 pt) do
+        fig.savefig(tmp_path / "c.png")
+        plt.close(fig)
+    recorded = [float(Image.open(tmp_path / n).text[plotting.SMALLEST_TEXT_KEY]) for n in ("a.png", "b.png", "c.png")]
+    assert recorded == pytest.approx([6 * 100 / 72, 6 * 150 / 72, 11 * 100 / 72], abs=1e-3)
+
+
+def test_the_record_leaves_the_pixels_unchanged(tmp_path):
+    """Same pixels with and without the hook, for layouts that change when drawn more than once."""
+    import numpy as np
+    from PIL import Image
+
+    def draw(style, layout):
+        path = tmp_path / f"{layout}-{len(style)}.png"
+        with plt.rc_context(style):
+            fig, axes = plt.subplots(1, 2, figsize=(7, 2.5), layout=layout)
+            for ax in axes:
+                ax.plot([0, 1], [2, 3e4], label="a long label")
+                ax.set_title("two\nlines")
+            fig.legend(loc="outside lower center" if layout == "constrained" else "lower center", fontsize=8)
+            fig.savefig(path, bbox_inches="tight")
+            plt.close(fig)
+        return Image.open(path)
+
+    style = plotting.book_style()
+    plain = {k: v for k, v in style.items() if k != "figure.hooks"}
+    for layout in ("constrained", "tight", None):
+        hooked, other = draw(style, layout), draw(plain, layout)
+        assert plotting.SMALLEST_TEXT_KEY in hooked.text and plotting.SMALLEST_TEXT_KEY not in other.text
+        assert hooked.size == other.size and np.array_equal(np.asarray(hooked), np.asarray(other)), layout

@@ -65,20 +65,22 @@ def browser():
 
 
 @contextlib.contextmanager
-def opened(browser, url, color_scheme="light"):
+def opened(browser, url, color_scheme="light", **context_options):
     """``open_page`` as a context: the page's browser context is closed afterwards."""
-    page, record = open_page(browser, url, color_scheme)
+    page, record = open_page(browser, url, color_scheme, **context_options)
     try:
         yield page, record
     finally:
         page.context.close()
 
 
-def open_page(browser, url, color_scheme="light"):
+def open_page(browser, url, color_scheme="light", **context_options):
     """Load ``url`` in a fresh context (empty cache), recording console errors, failed requests
     (network errors and HTTP statuses >= 400) and requests to other hosts. The book's theme
-    follows the reader's ``color_scheme`` (light or dark)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=color_scheme)
+    follows the reader's ``color_scheme`` (light or dark); ``context_options`` (a phone's
+    ``viewport``, ``has_touch``) go to the browser context, whose viewport is 1280 x 900 unless given."""
+    options = {"viewport": {"width": 1280, "height": 900}, **context_options}
+    context = browser.new_context(color_scheme=color_scheme, **options)
     page = context.new_page()
     record = {"console": [], "failed": [], "external": []}
     page.on("console", lambda m: record["console"].append(m.text) if m.type == "error" else None)

@@ -54,3 +54,57 @@ def test_the_icon_script_is_replaced_after_an_html_build_only(tmp_path):
     assert script.read_text() == "x" * 1000  # a failed build: untouched
     _drop_icon_script(html, None)
     assert script.read_text() == ICON_STUB and not (script.parent / "fontawesome.js.map").exists()
+
+
+def _png_with_text(path, fontsize_pt, dpi=100):
+    """A two-panel figure whose smallest text is ``fontsize_pt`` points, saved at ``dpi``."""
+    import matplotlib.pyplot as plt
+
+    from posenc.book import plotting
+
+    with plt.rc_context(plotting.book_style()):
+        fig, (left, right) = plt.subplots(1, 2, figsize=(8, 3), dpi=dpi)
+        left.plot([0, 1], [0, 1], label="a")
+        left.legend(fontsize=fontsize_pt)
+        right.set_title("title")
+        fig.savefig(path)
+        plt.close(fig)
+
+
+def test_a_figure_png_is_boxed_with_the_width_that_makes_its_smallest_text_9px(tmp_path):
+    from types import SimpleNamespace
+
+    from PIL import Image
+
+    from posenc.book.sphinxext import _box_readable_figures
+
+    _png_with_text(tmp_path / "fig.png", 7.5)
+    with Image.open(tmp_path / "fig.png") as png:
+        width = png.width
+    assert width == 800  # 8 inches at 100 dpi
+    doc = nodes.section()
+    doc += nodes.image(uri="fig.png", candidates={"*": "fig.png"})
+    doc += nodes.image(uri="missing.png")  # not a file: left alone
+    app = SimpleNamespace(srcdir=tmp_path, builder=SimpleNamespace(format="html"))
+    _box_readable_figures(app, doc, "page")
+    opening, image, closing, missing = doc.children
+    # 7.5 pt at 100 dpi is 7.5 * 100 / 72 = 10.417 px; 9 px tall at 800 * 9 / 10.417 = 691.2 -> 692 CSS px
+    assert 'style="--posenc-min-width:692px"' in opening.astext()
+    assert 'data-smallest-text-px="10.417"' in opening.astext()
+    assert isinstance(image, nodes.image) and closing.astext() == "</div>"
+    assert isinstance(missing, nodes.image)
+
+
+def test_a_png_without_the_record_is_left_alone(tmp_path):
+    from types import SimpleNamespace
+
+    from PIL import Image
+
+    from posenc.book.sphinxext import _box_readable_figures
+
+    Image.new("RGB", (40, 20), "white").save(tmp_path / "plain.png")
+    doc = nodes.section()
+    doc += nodes.image(uri="plain.png", candidates={"*": "plain.png"})
+    before = doc.pformat()
+    _box_readable_figures(SimpleNamespace(srcdir=tmp_path, builder=SimpleNamespace(format="html")), doc, "p")
+    assert doc.pformat() == before

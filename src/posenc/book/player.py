@@ -22,12 +22,13 @@ import base64
 import hashlib
 import html
 import json
+import math
 from pathlib import Path
 
 from .._validation import check_int
 from .webfigure import figure_data
 
-__all__ = ["static_player", "explorer_html", "player_code", "PLAYER_FILES", "STATIC"]
+__all__ = ["static_player", "explorer_html", "player_code", "min_width_css", "PLAYER_FILES", "READABLE_PX", "STATIC"]
 
 #: The book's static folder, shipped with the package and copied into the website's ``_static``.
 STATIC = Path(__file__).with_name("_book_static")
@@ -36,6 +37,23 @@ STATIC = Path(__file__).with_name("_book_static")
 #: names of ``posenc.book.browser_formulas.BROWSER_FORMULAS``) and the player
 #: (``posencPlayer(id, data, interval_ms)``).
 PLAYER_FILES = ("posenc-player.css", "posenc-formulas.js", "posenc-player.js")
+
+
+#: The smallest text a figure may show, in CSS pixels: on a narrow screen a figure is shown no
+#: narrower than the width at which its smallest text is this tall (:func:`min_width_css`).
+READABLE_PX = 9
+
+
+def min_width_css(width_px: int, smallest_text_px: float) -> str:
+    """``--posenc-min-width``: the width at which a ``width_px`` image's smallest text is :data:`READABLE_PX`.
+
+    An image of ``width_px`` pixels shown ``w`` CSS pixels wide scales its text by ``w / width_px``;
+    text of ``smallest_text_px`` image pixels is ``READABLE_PX`` CSS pixels tall at
+    ``w = width_px * READABLE_PX / smallest_text_px`` (rounded up).
+    """
+    if not smallest_text_px > 0:
+        raise ValueError(f"smallest_text_px must be positive, got {smallest_text_px!r}")
+    return f"--posenc-min-width:{math.ceil(width_px * READABLE_PX / smallest_text_px)}px"
 
 
 def player_code() -> str:
@@ -80,6 +98,7 @@ def explorer_html(data: dict, caption: str | None = None, interval_ms: int = 600
     interval_ms = check_int("interval_ms", interval_ms, minimum=1)
     data = dict(data)
     still, alt = data.pop("still"), data.pop("still_alt")
+    smallest = data.pop("smallest_text_px", None)
     payload = json.dumps(data, separators=(",", ":"), ensure_ascii=True).replace("</", "<\\/")
     element_id = "posenc-explorer-" + hashlib.sha1(payload.encode()).hexdigest()[:10]  # deterministic
     main = data["controls"][data["main"]]["label"]
@@ -88,10 +107,16 @@ def explorer_html(data: dict, caption: str | None = None, interval_ms: int = 600
     return (
         f"{player_code()}"
         f'<figure class="posenc-explorer" id="{element_id}">'
-        f'<img src="data:image/png;base64,{base64.b64encode(still).decode("ascii")}" alt="{html.escape(alt)}" '
+        + (
+            f'<div class="posenc-figure-box" style="{min_width_css(data["width"], smallest)}" '
+            f'data-smallest-text-px="{smallest:g}">'
+            if smallest
+            else '<div class="posenc-figure-box">'
+        )
+        + f'<img src="data:image/png;base64,{base64.b64encode(still).decode("ascii")}" alt="{html.escape(alt)}" '
         f'width="{data["width"]}">'
         f'<canvas width="{data["width"]}" height="{data["height"]}" role="img" aria-label="{html.escape(alt)}" '
-        f"hidden></canvas>"
+        f"hidden></canvas></div>"
         f'<div class="pe-controls" hidden><button type="button" aria-pressed="false" '
         f'title="Step through {html.escape(main)}">Play</button>{controls}</div>'
         f"{caption_html}</figure><script>posencPlayer({json.dumps(element_id)},{payload},{interval_ms});</script>"

@@ -9,6 +9,7 @@ one sign.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 
 import matplotlib as mpl
@@ -30,6 +31,8 @@ __all__ = [
     "plot_similarity",
     "plot_wave_stack",
     "plot_wavelengths",
+    "smallest_text_px",
+    "SMALLEST_TEXT_KEY",
 ]
 
 #: Okabe & Ito (2008) colours, distinguishable with the common colour-vision deficiencies.
@@ -44,7 +47,9 @@ SEQUENTIAL_CMAP = "cividis"
 
 def book_style() -> dict:
     """``rcParams`` for the book's figures: readable fonts, Okabe-Ito cycle, an opaque white
-    background (so figures stay legible on the site's dark theme). Use with
+    background (so figures stay legible on the site's dark theme), and a figure hook
+    (:func:`record_smallest_text`) with which each figure's PNG records its smallest text, so
+    that the website can keep it readable on a phone. Use with
     ``matplotlib.rc_context(book_style())`` or ``plt.rcParams.update(book_style())``."""
     return {
         "figure.dpi": 100,
@@ -60,7 +65,69 @@ def book_style() -> dict:
         "axes.spines.top": False,
         "axes.spines.right": False,
         "image.cmap": SEQUENTIAL_CMAP,
+        "figure.hooks": ["posenc.book.plotting:record_smallest_text"],
     }
+
+
+#: The PNG text chunk in which a figure saved as PNG records :func:`smallest_text_px` (see
+#: :func:`record_smallest_text`); the book's website reads it to keep the text readable on a phone.
+SMALLEST_TEXT_KEY = "posenc:smallest-text-px"
+
+
+def smallest_text_px(figure) -> float | None:
+    """The font size in pixels of the smallest text that ``figure`` draws, or None if it draws none.
+
+    A text of ``s`` points at ``dpi`` dots per inch is ``s * dpi / 72`` pixels tall (the em size).
+    Call it on a figure that has been drawn (tick labels get their text when drawn); it draws
+    nothing itself, so the figure's layout stays as it is. The texts counted are the visible,
+    non-empty ones in visible axes.
+    """
+    from matplotlib.text import Text
+
+    def drawn(artist) -> bool:
+        return (
+            isinstance(artist, Text)
+            and artist.get_visible()
+            and bool(artist.get_text().strip())
+            and (artist.axes is None or artist.axes.get_visible())
+        )
+
+    sizes = [text.get_fontsize() for text in figure.findobj(drawn)]
+    return min(sizes) * figure.dpi / 72 if sizes else None
+
+
+def record_smallest_text(figure) -> None:
+    """A ``figure.hooks`` hook (set by :func:`book_style`): a PNG of ``figure`` records its smallest text.
+
+    Whenever the figure is printed as PNG (``savefig``, or a notebook's inline output), the PNG
+    gets a text chunk :data:`SMALLEST_TEXT_KEY` with :func:`smallest_text_px` at the printed dpi,
+    measured when the figure has been drawn for that PNG (matplotlib writes the chunks after it
+    draws). Nothing else changes: no extra draw, the same pixels.
+    """
+    canvas = figure.canvas
+    print_figure = canvas.print_figure
+
+    def print_with_smallest_text(filename, *args, **kwargs):
+        fmt = kwargs.get("format")
+        if fmt is None and isinstance(filename, (str, os.PathLike)):
+            fmt = os.path.splitext(os.fspath(filename))[1][1:] or None
+        if str(fmt or mpl.rcParams["savefig.format"]).lower() != "png":
+            return print_figure(filename, *args, **kwargs)
+        metadata = dict(kwargs.get("metadata") or {})
+        kwargs["metadata"] = metadata  # the same dict: filled in after each draw, written after the last
+
+        def measure(event):
+            px = smallest_text_px(figure)
+            if px is not None:
+                metadata[SMALLEST_TEXT_KEY] = f"{px:.3f}"  # at the dpi the figure is printed at
+
+        connection = figure.canvas.mpl_connect("draw_event", measure)
+        try:
+            return print_figure(filename, *args, **kwargs)
+        finally:
+            figure.canvas.mpl_disconnect(connection)
+
+    canvas.print_figure = print_with_smallest_text
 
 
 def _colorbar(ax: Axes, image, label: str | None) -> None:

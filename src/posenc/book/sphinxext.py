@@ -17,6 +17,11 @@
   ``_static/scripts/fontawesome.js`` (about 1.4 MB, 0.54 MB gzipped: a third of a chapter's
   first visit) swaps each icon for an inline SVG. The script is replaced by a one-line stub
   after the build, so the icons come from the stylesheet's font.
+* It keeps every figure's text readable on a phone. A notebook's PNG figure records the size of
+  its smallest text (:func:`posenc.book.plotting.record_smallest_text`); each such image is put
+  in a box ``posenc-figure-box`` whose custom property ``--posenc-min-width`` is the width at
+  which that text is :data:`~posenc.book.player.READABLE_PX` (9) CSS pixels tall. On narrow screens the image keeps that
+  width and the box scrolls sideways, the page never (``posenc-book.css``, ``posenc-book.js``).
 * It adds the ``scaling-methods`` directive: the API page's table of scaling methods, written
   from what each registered method declares (:mod:`posenc.book.methods_table`).
 * It puts a form before each prediction exercise's solution, where the reader commits to an
@@ -33,7 +38,8 @@ from pathlib import Path
 
 from docutils import nodes
 
-from .player import PLAYER_FILES, STATIC, player_code
+from .player import PLAYER_FILES, STATIC, min_width_css, player_code
+from .plotting import SMALLEST_TEXT_KEY
 
 EXPLORER_MARK = 'class="posenc-explorer"'
 
@@ -76,6 +82,43 @@ def _keep_punctuation_with_math(app, doctree, docname):
             parent.remove(following)
 
 
+def _image_file(app, image: nodes.image) -> Path | None:
+    uri = image.get("candidates", {}).get("*") or image.get("uri", "")
+    for path in (Path(app.srcdir) / uri, Path(uri)):
+        if path.suffix.lower() == ".png" and path.is_file():
+            return path
+    return None
+
+
+def _smallest_text(path: Path) -> tuple[int, float] | None:
+    """A PNG's width in pixels and the smallest text it records (:data:`SMALLEST_TEXT_KEY`), if any."""
+    from PIL import Image
+
+    with Image.open(path) as png:
+        recorded = png.text.get(SMALLEST_TEXT_KEY) if hasattr(png, "text") else None
+        return (png.width, float(recorded)) if recorded else None
+
+
+def _box_readable_figures(app, doctree, docname):
+    """Put each PNG that records its smallest text in a box that scrolls it sideways on a phone."""
+    if getattr(app.builder, "format", None) != "html":
+        return
+    for image in list(doctree.findall(nodes.image)):
+        path = _image_file(app, image)
+        found = _smallest_text(path) if path else None
+        if not found:
+            continue
+        width, smallest = found
+        parent = image.parent
+        index = parent.index(image)
+        opening = (
+            f'<div class="posenc-figure-box" style="{min_width_css(width, smallest)}" '
+            f'data-smallest-text-px="{smallest:g}">'
+        )
+        parent.insert(index + 1, nodes.raw("", "</div>", format="html"))
+        parent.insert(index, nodes.raw("", opening, format="html"))
+
+
 def _link_player(app, pagename, templatename, context, doctree):
     """On a page with an explorer: link the player's files, drop the inline copies of them."""
     body = context.get("body")
@@ -115,8 +158,10 @@ def setup(app):
     app.setup_extension("posenc.book.answers")
     app.connect("builder-inited", _add_static)
     app.add_css_file("posenc-book.css")
+    app.add_js_file("posenc-book.js")
     app.connect("html-page-context", _link_player)  # before _deduplicate_scripts copies the page's list
     app.connect("html-page-context", _deduplicate_scripts, priority=900)
     app.connect("doctree-resolved", _keep_punctuation_with_math)
+    app.connect("doctree-resolved", _box_readable_figures)
     app.connect("build-finished", _drop_icon_script)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

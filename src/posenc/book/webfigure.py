@@ -33,6 +33,7 @@ import numpy as np
 from .._validation import check_int
 from .browser_formulas import _ARRAY_DIGITS, BROWSER_FORMULAS
 from .controls import format_value
+from .plotting import smallest_text_px
 
 __all__ = ["web_grids", "control_grid", "figure_data", "alt_text"]
 
@@ -545,6 +546,7 @@ def figure_data(explorer, grids: dict[str, tuple] | None = None) -> dict:
     explorer._draw(defaults)  # leave the figure in its default state
     still = explorer._png(compress_level=9, palette=True)
     still_alt = explorer.alt_text(defaults)
+    smallest = smallest_text_px(figure)  # drawn in its default state just above
     states = np.asarray(table, dtype=np.int64)
     wide = states.max(initial=0) >= 2**16
     controls = []
@@ -584,6 +586,7 @@ def figure_data(explorer, grids: dict[str, tuple] | None = None) -> dict:
         "background": _b64(background),
         "still": still,  # the default state as matplotlib draws it, for readers without JavaScript
         "still_alt": still_alt,
+        "smallest_text_px": None if smallest is None else round(smallest, 3),  # font size x dpi / 72
     }
 
 
