@@ -21,7 +21,7 @@ ACTIVITIES = (
         "ALiBi now solves the task, also at 4L; NoPE does much worse.",
         (
             "Explains: a monotone penalty prefers the nearest key, so a low self-score finds the previous token, "
-            "but nothing singles out the third one back."
+            "but in a single layer nothing singles out the third one back (stacked layers can, with more steps)."
         ),
     ),
     investigation(
