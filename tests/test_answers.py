@@ -1,7 +1,6 @@
 """The answer keys of the prediction exercises (answers in the page), checked without a build.
 
-Every prediction exercise in the chapters declares a key (but those of the chapters being rewritten,
-listed in ``LEFT_OUT_CHAPTERS``), each key is well formed, and each is tied to its chapter: the
+Every prediction exercise in the chapters declares a key, each key is well formed, and each is tied to its chapter: the
 value the correct choice (or number) claims is recomputed here with posenc or by hand, compared
 with what the chapter's solution asserts or states, and every wrong choice is shown wrong by the
 same computation.
@@ -26,8 +25,6 @@ from posenc.course.data import ACTIVITIES
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
-# chapter 12 (the lab) and chapter 16 are being rewritten: their predictions get keys afterwards
-LEFT_OUT_CHAPTERS = {"12", "16"}
 
 
 def _cells(chapter: str) -> list[str]:
@@ -70,11 +67,10 @@ def _only_correct(label: str, is_true) -> None:
 # --- every prediction has a well-formed key ---------------------------------------------------
 
 
-def test_every_prediction_in_the_chapters_has_a_key_but_the_left_out_chapters():
+def test_every_prediction_in_the_chapters_has_a_key():
     labels = _prediction_labels()
-    assert len(labels) >= 14
-    expected = {label for label, chapter in labels.items() if chapter not in LEFT_OUT_CHAPTERS}
-    assert set(KEYS) == expected
+    assert len(labels) >= 16 and set(labels.values()) == {f"{n:02d}" for n in range(1, 17)}
+    assert set(KEYS) == set(labels)
     assert all(ACTIVITIES[label].kind == "prediction" for label in KEYS)
 
 
@@ -368,6 +364,74 @@ def test_ch15_only_the_model_scaled_past_98304_stays_near():
     text = solution("ex-ch15-predict")
     assert "The $s = 16$ model goes from 2.42 at 65536 to more than 10 at 98304" in text
     assert "The $s = 32$ model falls to 2.36 at 98304" in text
+
+
+def test_ch12_only_rope_and_p_rope_pass_past_l_and_not_in_every_seed():
+    from posenc import lab
+
+    runs = lab.load_results(CHAPTERS / "data" / "lab" / "lookup.json")["runs"]
+    passing, within = {}, {}
+    for scheme in lab.SCHEMES:
+        passing[scheme] = lab.seeds_agreeing(runs, lambda at, s=scheme: at("lookup", s, 4, value="beyond") > 0.9)
+        within[scheme] = lab.seeds_agreeing(runs, lambda at, s=scheme: at("lookup", s, 1) < 0.4)
+    some = {scheme for scheme, (k, _) in passing.items() if k > 0}
+    every = {scheme for scheme, (k, n) in passing.items() if k == n}
+    assert some == {"rope", "p_rope"} and not every
+    # the feedback's facts: partial RoPE and the hybrid perfect within L; ALiBi and NoPE below 0.4 there
+    for scheme in ("partial_rope", "rope_nope"):
+        assert lab.seeds_agreeing(runs, lambda at, s=scheme: at("lookup", s, 1) == 1.0) == (12, 12)
+    assert within["alibi"] == within["nope"] == (12, 12)
+    named = {
+        "RoPE": {"rope"},
+        "p-RoPE": {"p_rope"},
+        "partial RoPE": {"partial_rope"},
+        "RoPE/NoPE hybrid": {"rope_nope"},
+        "ALiBi": {"alibi"},
+        "NoPE": {"nope"},
+    }
+
+    def claims(text):
+        if text.startswith("None"):
+            said = set()
+        elif text.startswith("Every scheme but the absolute"):
+            said = set(lab.SCHEMES) - {"learned", "sinusoidal"}
+        else:
+            said = set().union(*(s for name, s in named.items() if re.search(rf"(^|[ ,:]){re.escape(name)}\b", text)))
+        if "neither in every seed" in text and every:
+            return False
+        return said == some
+
+    _only_correct("ex-ch12-predict", claims)
+    text = solution("ex-ch12-predict")
+    assert 'at("lookup", s, 4, value="beyond") > 0.9' in text
+
+
+def test_ch16_shifted_positions_change_nothing_under_the_block_mask_and_read_as_one_document():
+    rng = np.random.default_rng(0)
+    lengths, d = (4, 3, 5), 8
+    total = sum(lengths)
+    q, k, v = (rng.normal(size=(total, d)) for _ in range(3))
+    restarted = np.concatenate([np.arange(n) for n in lengths])
+    counted = np.arange(total)
+    mask, theta = posenc.document_mask(lengths), posenc.rope_inv_freq(d)
+    same = (
+        np.abs(
+            posenc.rope_attention(q, k, v, counted, theta, mask)
+            - posenc.rope_attention(q, k, v, restarted, theta, mask)
+        ).max()
+        < 1e-12
+    )
+    one_document = len(set(posenc.document_ids_from_position_ids(counted).tolist())) == 1
+    assert len(set(posenc.document_ids_from_position_ids(restarted).tolist())) == 3  # restarts do separate
+
+    def claims(text):
+        part_a, part_b = text.split("; ")
+        return ("the same outputs" in part_a) == same and ("one document" in part_b) == one_document
+
+    assert same and one_document
+    _only_correct("ex-ch16-predict-continuing", claims)
+    text = solution("ex-ch16-predict-continuing")
+    assert "assert shift_gap < 1e-12" in text and "finds a single document" in text
 
 
 def test_the_teachers_guide_names_the_chapters_with_answers_in_the_page():

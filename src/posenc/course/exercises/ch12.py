@@ -1,6 +1,7 @@
 """Chapter 12: the lab (a prediction and two investigations; no implementation exercise)."""
 
 from ..activities import investigation, prediction
+from ..answers import Choice, Choices
 
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
 ACTIVITIES = (
@@ -12,6 +13,47 @@ ACTIVITIES = (
             "Compared with the measurements (printed in the solution): only RoPE and p-RoPE come near 0.9 at 4L; "
             "the absolute schemes fail past L; ALiBi and NoPE fail 'three back' even within L; partial RoPE and the"
             " RoPE/NoPE hybrid fall well below."
+        ),
+        answer=Choices(
+            (
+                "Lookup, three back, at four times the training length: which schemes keep an accuracy above 0.9 on "
+                "the positions past L, in at least one of the lab's seeds?"
+            ),
+            (
+                Choice(
+                    "RoPE and p-RoPE only, and neither in every seed",
+                    (
+                        "Both pass 0.9 past L in some seeds but not in all (the solution prints how many); the "
+                        "other six schemes stay below 0.9 past L in every seed."
+                    ),
+                    correct=True,
+                ),
+                Choice(
+                    "Every scheme of the RoPE family: RoPE, partial RoPE, p-RoPE and the RoPE/NoPE hybrid",
+                    (
+                        "Partial RoPE and the RoPE/NoPE hybrid are perfect within L but fall well below 0.9 past "
+                        "L in every seed."
+                    ),
+                ),
+                Choice(
+                    "ALiBi and NoPE: they have no position table or angle to run out of",
+                    (
+                        "Neither learned to single out 'three back' even within L: both stay below 0.4 at the "
+                        "training length in every seed, so there is nothing to keep past it."
+                    ),
+                ),
+                Choice(
+                    "Every scheme but the absolute ones (learned and sinusoidal)",
+                    (
+                        "Only RoPE and p-RoPE pass 0.9 past L; ALiBi, NoPE, partial RoPE and the hybrid stay below "
+                        "in every seed."
+                    ),
+                ),
+                Choice(
+                    "None of the eight",
+                    "RoPE and p-RoPE pass 0.9 past L at 4L in some seeds, though not in all of them.",
+                ),
+            ),
         ),
     ),
     investigation(

@@ -5,6 +5,7 @@ import numpy as np
 
 from ... import positions
 from ..activities import implementation, investigation, prediction
+from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Wholes
 
@@ -282,6 +283,44 @@ ACTIVITIES = (
             "transformers, given no attention mask, reads the documents from the position ids; 0 .. N-1 reads as "
             "one document, so it builds a plain causal mask and every document after the first sees the ones "
             "before it (the leak measured in the chapter)."
+        ),
+        answer=Choices(
+            (
+                "Positions 0 .. 11 for the whole packed row instead of restarting per document: (a) with the "
+                "block-diagonal mask and static RoPE, and (b) in transformers given these position ids and no "
+                "attention mask?"
+            ),
+            (
+                Choice(
+                    "(a) the same outputs, up to rounding; (b) one document: the documents leak",
+                    (
+                        "Within a document every position moves by the document's start, and RoPE's scores depend "
+                        "on differences only; transformers reads a new document only where the positions restart."
+                    ),
+                    correct=True,
+                ),
+                Choice(
+                    "(a) the same outputs, up to rounding; (b) three documents, kept apart",
+                    (
+                        "(a) is right, but transformers finds documents where the positions restart, and 0 .. 11 "
+                        "never restarts: it builds one causal mask over the row."
+                    ),
+                ),
+                Choice(
+                    "(a) the later documents change; (b) one document: the documents leak",
+                    (
+                        "The later documents' positions all move by the same amount, their start; under the block "
+                        "mask a token meets only its own document, so every score sees the same differences."
+                    ),
+                ),
+                Choice(
+                    "(a) the later documents change; (b) three documents, kept apart",
+                    (
+                        "Both parts miss: scores depend on position differences only, which a common shift keeps, "
+                        "and transformers needs restarting positions to tell the documents apart."
+                    ),
+                ),
+            ),
         ),
     ),
     investigation(
