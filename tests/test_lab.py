@@ -773,6 +773,39 @@ def test_check_claim_separates_discovery_and_held_out_seeds():
     assert claims.words(result, "text").startswith("ahead by 1.000 bits per character")
 
 
+def test_words_as_measured_give_a_loss_difference_the_loss_sign():
+    """Text differences in words with the loss's own sign (first minus second); accuracies as before."""
+    base = [2.0, 2.1, 1.9, 2.2, 2.0, 2.05, 1.95, 2.1, 2.0, 1.9, 2.0, 2.1]
+    runs = _text_runs({"rope": base, "alibi": [b + 0.1 + 0.01 * (n % 3) for n, b in enumerate(base)]})
+    first_lower = claims.Compare("text", 4, ("rope", "none", False), ("alibi", "none", False))
+    first_higher = claims.Compare("text", 4, ("alibi", "none", False), ("rope", "none", False))
+
+    def said(comparison, task="text", **options):
+        d = claims.compare(runs, comparison)
+        return claims.words({"kind": "compare", "difference": d, "all_verdict": d["verdict"]}, task, **options)
+
+    ahead, behind = said(first_lower, as_measured=True), said(first_higher, as_measured=True)
+    assert ahead.startswith("ahead: loss lower by 0.110 bits per character (95% interval -0.")
+    assert behind.startswith("behind: loss higher by 0.110 bits per character (95% interval +0.")
+    assert ahead.endswith("in 12 of 12 seeds") and behind.endswith("in 12 of 12 seeds")
+    assert said(first_lower).startswith("ahead by 0.110 bits per character (95% interval +0.")  # oriented, as before
+    # inconclusive: the count is of seeds where the first setting's loss is lower
+    mixed = [0.5] * 7 + [-0.05] * 5
+    runs = _text_runs({"rope": base, "alibi": [b + d for b, d in zip(base, mixed, strict=True)]})
+    assert said(first_higher, as_measured=True).startswith("inconclusive: mean loss difference +0.")
+    assert said(first_higher, as_measured=True).endswith("first lower in 5 of 12 seeds")
+    assert said(first_higher).endswith("first better in 5 of 12 seeds")
+    # level: the mean loss difference, first minus second
+    runs = _text_runs({"rope": base, "alibi": [b + 0.005 for b in base]})
+    assert said(first_higher, as_measured=True).startswith(
+        "level within 0.02 bits per character: mean loss difference +0.005"
+    )
+    # an accuracy keeps its words: the difference is first minus second either way
+    d = {"mean": 0.1, "low": 0.05, "high": 0.15, "positive": 12, "negative": 0, "n": 12, "margin": 0.02}
+    result = {"kind": "compare", "difference": d, "all_verdict": "ahead"}
+    assert claims.words(result, "lookup", as_measured=True) == claims.words(result, "lookup")
+
+
 def test_merge_joins_parts_of_a_sweep_and_refuses_other_experiments(tmp_path):
     first, second, out = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "all.json"
     common = ["--tasks", "lookup", "--schemes", "alibi", "--steps", "2", "--quiet"]

@@ -243,13 +243,22 @@ def _held_out_words(k: int, n: int) -> str:
     return f"only {k} of the {n} held-out seeds" if k else f"none of the {n} held-out seeds"
 
 
-def words(result: dict, task: str | None = None) -> str:
+def words(result: dict, task: str | None = None, *, as_measured: bool = False) -> str:
     """A checked claim (:func:`check_claim`) in words, for the chapter's text.
 
     "seeds" claims: "in all 10 discovery seeds and both held-out seeds" (or "in 9 of 10 ...",
     "... but only 1 of the 2 held-out seeds"). "compare" claims (``task`` names the metric): the
     verdict on all seeds with the mean difference and its 95% interval, e.g. "level within
-    0.02: mean difference +0.004 (95% interval -0.006 to +0.014), 12 seeds"."""
+    0.02: mean difference +0.004 (95% interval -0.006 to +0.014), 12 seeds".
+
+    The difference is :func:`compare`'s, oriented so that positive means *first is better*; for
+    an accuracy that is first minus second. With ``as_measured`` (and a ``task`` whose metric is
+    lower-is-better, bits per character) the words give instead the *loss difference* as measured,
+    first minus second, so that its sign is the loss's own: positive means the first setting's
+    loss is higher. E.g. "behind: loss higher by 0.141 bits per character (95% interval +0.117 to
+    +0.165), in 5 of 5 seeds", "inconclusive: mean loss difference -0.086 bits per character
+    (95% interval -0.227 to +0.055), first lower in 4 of 5 seeds". For an accuracy
+    ``as_measured`` changes nothing."""
     if result["kind"] == "seeds":
         k, n = result["discovery"]
         k_held, n_held = result["held_out"]
@@ -258,8 +267,10 @@ def words(result: dict, task: str | None = None) -> str:
         return f"{found} {joint} {_held_out_words(k_held, n_held)}"
     d = result["difference"]
     unit = _UNITS[_METRIC[task]] if task else ""
-    interval = f"95% interval {d['low']:+.3f} to {d['high']:+.3f}"
     verdict = result["all_verdict"]
+    if as_measured and task and not _HIGHER_IS_BETTER[task]:
+        return _loss_words(d, verdict, unit)
+    interval = f"95% interval {d['low']:+.3f} to {d['high']:+.3f}"
     if verdict == "level":
         return f"level within {d['margin']:g}{unit}: mean difference {d['mean']:+.3f} ({interval}), {d['n']} seeds"
     if verdict in ("ahead", "behind"):
@@ -269,6 +280,21 @@ def words(result: dict, task: str | None = None) -> str:
         f"inconclusive: mean difference {d['mean']:+.3f}{unit} ({interval}), "
         f"first better in {d['positive']} of {d['n']} seeds"
     )
+
+
+def _loss_words(d: dict, verdict: str, unit: str) -> str:
+    """:func:`words` for a lower-is-better metric, as measured: the loss difference first - second
+    (``d`` is oriented, positive = first better, so the loss difference is ``-d``)."""
+    mean, low, high = -d["mean"], -d["high"], -d["low"]
+    lower, higher, n = d["positive"], d["negative"], d["n"]  # seeds where first's loss is lower / higher
+    interval = f"95% interval {low:+.3f} to {high:+.3f}"
+    if verdict == "level":
+        return f"level within {d['margin']:g}{unit}: mean loss difference {mean:+.3f} ({interval}), {n} seeds"
+    if verdict == "behind":
+        return f"behind: loss higher by {mean:.3f}{unit} ({interval}), in {higher} of {n} seeds"
+    if verdict == "ahead":
+        return f"ahead: loss lower by {-mean:.3f}{unit} ({interval}), in {lower} of {n} seeds"
+    return f"inconclusive: mean loss difference {mean:+.3f}{unit} ({interval}), first lower in {lower} of {n} seeds"
 
 
 # --- the claims --------------------------------------------------------------------------------

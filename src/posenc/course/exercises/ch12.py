@@ -59,8 +59,8 @@ ACTIVITIES = (
     investigation(
         "ex-ch12-k",
         25,
-        "Trains ALiBi, RoPE and NoPE on k = 1 and reports accuracy at 1x and 4x.",
-        "ALiBi now solves the task, also at 4L; NoPE does much worse.",
+        "Trains ALiBi, RoPE and NoPE on k = 1 and reports accuracy within L at 1x and past L at 2x and 4x.",
+        "ALiBi now solves the task within L and keeps it past L at 4L; NoPE does much worse.",
         (
             "Explains: a monotone penalty prefers the nearest key, so a low self-score finds the previous token, "
             "but in a single layer nothing singles out the third one back (stacked layers can, with more steps)."
@@ -69,7 +69,10 @@ ACTIVITIES = (
     investigation(
         "ex-ch12-betas",
         20,
-        "Measures zero-shot accuracy at 4L for the six (beta_fast, beta_slow) pairs and prints each ramp.",
+        (
+            "Measures zero-shot accuracy on the positions past L at 4L for the six (beta_fast, beta_slow) pairs "
+            "and prints each ramp."
+        ),
         (
             "Notes that at L = 32 a beta_fast of 4 or 32 puts the boundary below pair 1, rounded down or clamped to"
             " pair 0: (32, 1) and (4, 1) give the same ramp and the same accuracy."
