@@ -43,10 +43,21 @@ SLOW_NAMES = (
 )
 
 
+# `make test` runs on two workers (pytest-xdist, ``--dist loadgroup``). Every test that reads the
+# built book runs on the worker that built it (group "book"), so the book is built once; the tests
+# of a file with a costly module-scoped fixture stay together so that the fixture runs once. The
+# other tests are dealt out one by one to whichever worker is free.
+UNGROUPED_FILES = {"test_student.py", "test_config_families.py", "test_config_real.py", "test_models.py"}
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in SLOW_FILES or any(name in item.name for name in SLOW_NAMES):
             item.add_marker(pytest.mark.slow)
+        if "built_book" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("book"))
+        elif item.path.name not in UNGROUPED_FILES:
+            item.add_marker(pytest.mark.xdist_group(item.path.name))
 
 
 BOOK_OUT = ROOT / "_build" / "test-book"
