@@ -39,7 +39,7 @@ STATIC = Path(__file__).with_name("_book_static")
 PLAYER_FILES = ("posenc-player.css", "posenc-formulas.js", "posenc-player.js")
 
 
-#: The smallest text a figure may show, in CSS pixels: on a narrow screen a figure is shown no
+#: The smallest text a figure may show, in CSS pixels. On a narrow screen a figure is shown no
 #: narrower than the width at which its smallest text is this tall (:func:`min_width_css`).
 READABLE_PX = 9
 
