@@ -371,7 +371,7 @@ def write_site_source(book_root: Path, output_dir: Path) -> Path:
     book_root, output_dir = Path(book_root), Path(output_dir)
     if not (book_root / "_toc.yml").is_file():
         raise FileNotFoundError(f"{book_root} is not a book (no _toc.yml)")
-    skip = {".git", ".venv", "_build", "src", "tests", "benchmarks", ".pytest_cache", ".hypothesis"}
+    skip = {".git", ".venv", ".venv-lab", "_build", "src", "tests", "benchmarks", ".pytest_cache", ".hypothesis"}
     output_dir.mkdir(parents=True, exist_ok=True)
     for item in book_root.iterdir():
         if item.name in skip or item.name.startswith(".") or item.resolve() == output_dir.resolve():
