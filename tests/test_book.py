@@ -6,6 +6,7 @@ Execution times are written to ``_build/test-book/execution_times.json`` (a repo
 an assertion: timings belong in benchmarks).
 """
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -26,6 +27,27 @@ def test_notebooks_are_committed_without_outputs(path):
         if cell.cell_type == "code":
             assert not cell.outputs, f"{path.name} cell {index} has outputs: the build executes notebooks"
             assert cell.execution_count is None, f"{path.name} cell {index} has an execution count"
+
+
+# The smallest text the chapters set for a legend, in points: 9 pt is 11 px at the explorers' 90 dpi
+# (the book's style gives legends 10 pt; 8 pt ones were hard to read in JupyterLab and on the site)
+SMALLEST_LEGEND_PT = 9
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_no_legend_is_set_smaller_than_the_readable_minimum(path):
+    small = []
+    for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+        if cell.cell_type != "code":
+            continue
+        for node in ast.walk(ast.parse(cell.source)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "legend":
+                for keyword in node.keywords:
+                    size = keyword.value.value if isinstance(keyword.value, ast.Constant) else None
+                    named_small = size in ("small", "x-small", "xx-small", "smaller")
+                    if keyword.arg == "fontsize" and (named_small or (size or 99) < SMALLEST_LEGEND_PT):
+                        small.append(f"cell {index}, line {node.lineno}: fontsize={size!r}")
+    assert small == [], f"{path.name}: legends below {SMALLEST_LEGEND_PT} pt: {small}"
 
 
 def test_math_text_has_no_escaped_underscores():

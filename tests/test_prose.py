@@ -3,6 +3,7 @@ opening, each cited work with the same authors, year and title everywhere, and e
 work a chapter cites listed in the bibliography; every chapter's first code cell says how to
 install posenc when it is missing."""
 
+import ast
 import re
 from collections import defaultdict
 
@@ -57,13 +58,22 @@ def test_every_chapter_links_the_notation_page_from_its_opening(path):
 
 
 # The first code cell of every chapter starts with this: a reader without posenc learns how to
-# install it. No URL: the book names no public repository until it is published (_config.yml).
+# install it, with ipywidgets and a CPU torch, in one command (the README's). No address of the
+# book's repository: it names none until it is published (_config.yml), so REPOSITORY stands there.
+INSTALL_COMMAND = (
+    'pip install "posenc[book] @ git+REPOSITORY" torch==2.13.0 --extra-index-url https://download.pytorch.org/whl/cpu'
+)
 INSTALL_CHECK = """try:
     import posenc
 except ImportError:
     raise ModuleNotFoundError(
-        "This notebook needs the book's library posenc: in a clone of the book's "
-        "repository, run `pip install -e .` at its root (or `make lab`)."
+        "This notebook needs the book's library posenc, with ipywidgets and a CPU "
+        "build of torch. In a clone of the book's repository, run `make lab` at its "
+        "root. With this notebook alone, one command installs them all, torch from "
+        "PyTorch's CPU wheel index and the rest from PyPI (REPOSITORY: the address "
+        "of the book's git repository):\\n"
+        '  pip install "posenc[book] @ git+REPOSITORY" torch==2.13.0 '
+        "--extra-index-url https://download.pytorch.org/whl/cpu"
     ) from None
 """
 
@@ -74,6 +84,12 @@ def test_every_chapter_says_how_to_install_posenc_when_it_is_missing(path):
     assert first.startswith(INSTALL_CHECK), (
         f"{path.name}: the first code cell must start with the install check every chapter shares:\n{INSTALL_CHECK}"
     )
+
+
+def test_the_readme_gives_the_same_install_command_as_the_chapters():
+    assert INSTALL_COMMAND in (ROOT / "README.md").read_text()
+    raised = next(node for node in ast.walk(ast.parse(INSTALL_CHECK)) if isinstance(node, ast.Call))
+    assert INSTALL_COMMAND in raised.args[0].value  # the message, its literals joined
 
 
 def test_each_work_is_cited_with_the_same_authors_year_and_title_everywhere():

@@ -12,7 +12,7 @@ from conftest import ROOT
 # joined at run time, so that this file (and its bytecode) does not contain the string itself
 MADE_UP = "/".join(["posenc-book", "positional-encoding"]).encode()
 # build outputs, the virtual environment, git's own files and caches: not part of the repository
-SKIPPED_DIRS = {"_build", ".venv", ".git", "__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache"}
+SKIPPED_DIRS = {"_build", ".venv", ".venv-lab", ".git", "__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache"}
 SKIPPED_DIRS |= {".ipynb_checkpoints"}
 REPOSITORY_BUTTONS = ("use_repository_button", "use_issues_button", "use_edit_page_button")
 LAUNCH_KEYS = ("binderhub_url", "jupyterhub_url", "colab_url", "deepnote_url", "jupyterlite_url", "thebe")

@@ -316,3 +316,12 @@ def test_static_mode_switch(monkeypatch):
     assert static_mode()
     monkeypatch.setenv("POSENC_STATIC", "0")
     assert static_mode()  # no kernel in pytest: nothing could drive a widget
+
+
+def test_a_menu_is_wide_enough_for_its_longest_option():
+    import ipywidgets as widgets
+
+    longest = "Qwen (QWenLMHeadModel, 2048 hidden, 24 layers)"
+    made = Explorer._make_widget("model", choice(["Llama-3.1-8B", longest], label="model"), widgets)
+    # never narrower than ipywidgets' 300 px, and wide enough for "model" and the longest name
+    assert made.layout.width == f"max(var(--jp-widgets-inline-width), {len('model') + len(longest) + 5}ch)"

@@ -6,14 +6,15 @@ A chapter imports what it uses from here, in one line::
     from posenc.book import Explorer, choice, glue, plotting, slider
 
 Each name has one home: :mod:`posenc.book.widgets` (``Explorer``), :mod:`posenc.book.controls`
-(``slider``, ``choice``), :mod:`posenc.book.browser_formulas` (``computed_in_browser``),
+(``slider``, ``choice``, and ``format_value``, which writes a number as the controls' readouts
+do, for titles that quote a control's value), :mod:`posenc.book.browser_formulas` (``computed_in_browser``),
 :mod:`posenc.book.glue` (``glue``) and :mod:`posenc.book.plotting`.
 """
 
 from . import plotting
 from .browser_formulas import computed_in_browser
-from .controls import choice, slider
+from .controls import choice, format_value, slider
 from .glue import glue
 from .widgets import Explorer
 
-__all__ = ["Explorer", "choice", "computed_in_browser", "glue", "plotting", "slider"]
+__all__ = ["Explorer", "choice", "computed_in_browser", "format_value", "glue", "plotting", "slider"]

@@ -222,7 +222,12 @@ class Explorer:
         common = {"description": description, "continuous_update": True, "style": {"description_width": "initial"}}
         if control.kind == "choice":
             common.pop("continuous_update")
-            made = widgets.Dropdown(options=list(control.options), value=control.value, **common)
+            # wide enough for the label and the longest option (ipywidgets' 300 px cut long model names)
+            characters = len(description) + max(len(str(option)) for option in control.options) + 5
+            width = f"max(var(--jp-widgets-inline-width), {characters}ch)"
+            made = widgets.Dropdown(
+                options=list(control.options), value=control.value, layout=widgets.Layout(width=width), **common
+            )
         elif control.kind == "int":
             made = widgets.IntSlider(
                 min=int(control.minimum),

@@ -7,6 +7,8 @@
   ``ACTIVITIES``), collected in :data:`posenc.course.data.ACTIVITIES`;
 * ``python -m posenc.course grade SUBMISSIONS --course-seed N``: grade a class;
 * ``python -m posenc.course student|teacher|nbgrader|site SOURCE OUT``: the editions;
+* ``python -m posenc.course fold chapters [--check]``: fold in JupyterLab the cells the website
+  hides, and the solutions (:mod:`posenc.course.folding`);
 * ``python -m posenc.course otter SOURCE OUT --course-seed N``: Otter-Grader (Gradescope) master
   notebooks of the implementation exercises (:mod:`posenc.course.otter_export`);
 * ``python -m posenc.course mutants [--exercise NAME]``: mutation-test the checkers

@@ -61,6 +61,9 @@ def parser(prog: str = "python -m posenc.course") -> argparse.ArgumentParser:
     mutants.add_argument("--verbose", action="store_true", help="one line per mutant: verdict and hint")
     contract = commands.add_parser("contract", help="print an exercise's 'Checked with' sentence for its task text")
     contract.add_argument("exercise", help="the exercise's name, e.g. rope")
+    fold = commands.add_parser("fold", help="fold in JupyterLab the cells the website hides, and the solutions")
+    fold.add_argument("source", type=Path, help="a chapter notebook or the chapters/ folder (changed in place)")
+    fold.add_argument("--check", action="store_true", help="list the cells out of step, write nothing (exit 1 if any)")
     site = commands.add_parser("site", help="write a copy of the book whose chapters are the student edition")
     site.add_argument("book", type=Path, help="the book's root folder (with _toc.yml)")
     site.add_argument("output", type=Path)
@@ -117,6 +120,15 @@ def main(argv: list[str] | None = None, prog: str = "python -m posenc.course") -
 
             written = write_otter_source(args.source, args.output, seed=args.course_seed, posenc=args.posenc)
             print(f"wrote {len(written)} Otter master notebooks to {args.output}/ (then: otter assign NOTEBOOK DIST)")
+        elif args.command == "fold":
+            from .folding import fold_files
+
+            changed = fold_files(args.source, check=args.check)
+            for path, found in changed.items():
+                print(f"{path}: {len(found)} cells out of step" + "".join(f"\n  {line}" for line in found))
+            if args.check:
+                return 1 if changed else 0
+            print(f"folded {len(changed)} notebooks" if changed else "every notebook already in step")
         elif args.command == "site":
             out = editions.write_site_source(args.book, args.output)
             print(f"wrote the student website's sources to {out}/")

@@ -151,6 +151,18 @@ def _code(cell, source=None):
     return nbformat.v4.new_code_cell(cell.source if source is None else source, metadata=dict(cell.metadata))
 
 
+def _unfolded(cell):
+    """``cell`` opened in JupyterLab: a solution's stub is where the student writes, so it must not
+    open folded as the solution did (``metadata.jupyter``, see :mod:`posenc.course.folding`)."""
+    folds = ("source_hidden", "outputs_hidden")
+    jupyter = {k: v for k, v in cell.metadata.get("jupyter", {}).items() if k not in folds}
+    if jupyter:
+        cell.metadata["jupyter"] = jupyter
+    else:
+        cell.metadata.pop("jupyter", None)
+    return cell
+
+
 def _with_note(notebook, cells, note: str):
     result = nbformat.v4.new_notebook(metadata=notebook.metadata)
     first_heading = next((i for i, c in enumerate(cells) if c.cell_type == "markdown"), 0)
@@ -166,7 +178,7 @@ def student_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
         if role == "solution-prose":
             continue
         if role == "solution-code":
-            stub = _code(cell, stub_source(cell.source, label))
+            stub = _unfolded(_code(cell, stub_source(cell.source, label)))
             stub.metadata["tags"] = [t for t in cell.metadata.get("tags", []) if t != "solution"] + ["student-stub"]
             cells.append(stub)
         elif cell.cell_type == "markdown":
@@ -242,7 +254,7 @@ def nbgrader_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
         if role == "solution-prose":
             continue
         if role == "solution-code":
-            new = _code(cell, _solution_regions(cell.source))
+            new = _unfolded(_code(cell, _solution_regions(cell.source)))
             new.metadata["nbgrader"] = _nbgrader(f"{label}-solution", solution=True, grade=False)
             cells.append(new)
         elif role == "check":
@@ -359,7 +371,7 @@ def write_site_source(book_root: Path, output_dir: Path) -> Path:
     book_root, output_dir = Path(book_root), Path(output_dir)
     if not (book_root / "_toc.yml").is_file():
         raise FileNotFoundError(f"{book_root} is not a book (no _toc.yml)")
-    skip = {".git", ".venv", "_build", "src", "tests", "benchmarks", ".pytest_cache", ".hypothesis"}
+    skip = {".git", ".venv", ".venv-lab", "_build", "src", "tests", "benchmarks", ".pytest_cache", ".hypothesis"}
     output_dir.mkdir(parents=True, exist_ok=True)
     for item in book_root.iterdir():
         if item.name in skip or item.name.startswith(".") or item.resolve() == output_dir.resolve():

@@ -5,8 +5,8 @@ one notebook per student (``alice.ipynb``). Each notebook is executed in a kerne
 own (nbclient, a time limit per cell, errors allowed so that one broken cell does not
 cost the rest), then, in that kernel, every implementation exercise whose function the
 notebook defines is checked on the public cases and the hidden cases of the course seed.
-The grading kernel needs ``posenc`` installed (``pip install -e .`` from the book's
-repository), as the students' does.
+The grading kernel needs ``posenc`` installed with its ``book`` extra (``pip install -e ".[book]"``
+from the book's repository), as the students' does.
 
 Written to ``--out`` (default ``grades/``), each through a temporary file beside it:
 ``grades.csv`` (a row per student, a column per implementation exercise, the total) and
