@@ -51,7 +51,7 @@ book: $(STAMP)
 # else one line says they will be skipped and how to install it.
 test: $(STAMP)
 	@bash .ci/install-chromium
-	$(BIN)/python -m pytest -n 2 --dist loadgroup
+	$(BIN)/python -m pytest -n 2 --dist loadscope
 
 # The contributors' quick loop: lint, then every test that builds no book, opens no browser,
 # executes no chapter and trains no model (see tests/conftest.py for what counts as slow).

@@ -43,21 +43,51 @@ SLOW_NAMES = (
 )
 
 
-# `make test` runs on two workers (pytest-xdist, ``--dist loadgroup``). Every test that reads the
-# built book runs on the worker that built it (group "book"), so the book is built once; the tests
-# of a file with a costly module-scoped fixture stay together so that the fixture runs once. The
-# other tests are dealt out one by one to whichever worker is free.
+# `make test` runs on two workers (pytest-xdist, ``-n 2 --dist loadscope`` with the scopes below).
+# The files whose tests read the built book run on one worker, so the book is built once; each
+# other file's tests stay together, so that a costly module-scoped fixture runs once; the tests of
+# UNGROUPED_FILES (many slow, independent tests) are dealt out one by one. (xdist's own
+# ``loadgroup`` marks do not take effect with this pytest, hence a scheduler of our own.)
+BOOK_FILES = {
+    "test_adoption.py",
+    "test_book.py",
+    "test_site.py",
+    "test_site_answers.py",
+    "test_site_explorers.py",
+    "test_site_phone.py",
+}
 UNGROUPED_FILES = {"test_student.py", "test_config_families.py", "test_config_real.py", "test_models.py"}
+
+
+def test_scope(nodeid: str) -> str:
+    """The unit of work a test belongs to on the two workers: "book", its file, or itself."""
+    file = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+    if file in BOOK_FILES:
+        return "book"
+    return nodeid if file in UNGROUPED_FILES else file
+
+
+test_scope.__test__ = False  # a helper, not a test
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BookScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return test_scope(nodeid)
+
+    return BookScheduling(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in SLOW_FILES or any(name in item.name for name in SLOW_NAMES):
             item.add_marker(pytest.mark.slow)
-        if "built_book" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("book"))
-        elif item.path.name not in UNGROUPED_FILES:
-            item.add_marker(pytest.mark.xdist_group(item.path.name))
+        if "built_book" in getattr(item, "fixturenames", ()) and item.path.name not in BOOK_FILES:
+            raise pytest.UsageError(f"{item.nodeid} reads the built book: add {item.path.name} to BOOK_FILES")
 
 
 BOOK_OUT = ROOT / "_build" / "test-book"
