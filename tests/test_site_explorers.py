@@ -359,7 +359,7 @@ def chapter_08_scores(v):
 
 def chapter_08_pairs(v):
     p = int(v["position"])
-    checks = [("text", 0, f"position p = {p}")]
+    checks = [("text", 0, f"position p = {p:,}")]
     for n, pair in enumerate((0, 2, 4, 7)):
         theta = 10000.0 ** (-2 * pair / 16)
         k = np.arange(p + 1)
