@@ -55,9 +55,11 @@ test: $(STAMP)
 
 # The contributors' quick loop: lint, then every test that builds no book, opens no browser,
 # executes no chapter and trains no model (see tests/conftest.py for what counts as slow).
+# Byte code is cached between runs (env -u: some machines set PYTHONDONTWRITEBYTECODE, which makes every
+# run recompile the package and re-rewrite the tests' asserts; __pycache__ is ignored by git).
 check: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/python -m pytest -q -m "not book and not slow" -p no:cacheprovider -n 2
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -m "not book and not slow" -p no:cacheprovider -n 2
 
 # Jupyter refuses to run as root unless told to (containers often run as root).
 ALLOW_ROOT = $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)

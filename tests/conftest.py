@@ -40,6 +40,11 @@ SLOW_NAMES = (
     "learned_position_table_before_and_after_training",
     "class_defaults",
     "one_chapter_can_be_handed_out",
+    # seconds each, kept out of the quick loop: a pure-Python loop through every hidden case,
+    # every mistake model against every hint, the corrections page against the git history
+    "sinusoidal-loops",
+    "every_hint_is_distinct_and_every_mistake_model_earns_its_own",
+    "each_correction_quotes_text_that_the_commit_replaced",
 )
 
 
@@ -84,7 +89,8 @@ def pytest_xdist_make_scheduler(config, log):
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.path.name in SLOW_FILES or any(name in item.name for name in SLOW_NAMES):
+        opens_a_browser = "browser" in getattr(item, "fixturenames", ())
+        if item.path.name in SLOW_FILES or any(name in item.name for name in SLOW_NAMES) or opens_a_browser:
             item.add_marker(pytest.mark.slow)
         if "built_book" in getattr(item, "fixturenames", ()) and item.path.name not in BOOK_FILES:
             raise pytest.UsageError(f"{item.nodeid} reads the built book: add {item.path.name} to BOOK_FILES")

@@ -144,16 +144,28 @@ def test_plot_writes_a_png(tmp_path, capsys):
         ('{"model_type": "llama", "num_hidden_layers": 2, "head_dim": 64, "rope_theta": "big"}', "rope_theta"),
     ],
 )
-def test_bad_input_gets_one_line_and_status_1(tmp_path, content, message):
+def test_bad_input_gets_one_line_and_status_1(tmp_path, capsys, content, message):
     path = tmp_path / "config.json"
     if content is not None:
         path.write_text(content)
+    assert main(["explain", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], err
+    assert "Traceback" not in err
+
+
+def test_a_real_process_answers_bad_input_with_one_line_and_no_traceback(tmp_path):
+    # the same as above through `python -m posenc`: exit status 1, nothing on stdout, one line on stderr
+    path = tmp_path / "config.json"
+    path.write_text("{bad json")
     result = subprocess.run(
         [sys.executable, "-m", "posenc", "explain", str(path)], capture_output=True, text=True, timeout=300
     )
     assert result.returncode == 1 and result.stdout == ""
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], result.stderr
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "not valid JSON" in lines[0], result.stderr
     assert "Traceback" not in result.stderr
 
 

@@ -149,7 +149,7 @@ def test_layer_patterns_of_the_zoo():
     scout = posenc.from_config(posenc.MODELS["Llama-4-Scout-17B-16E-Instruct"])
     assert [layer.layer for layer in scout if not layer.rope] == list(range(3, 48, 4))
     for layer in scout:
-        if layer.rope:  # chunked local attention with RoPE, pairs (2j, 2j+1) as Meta's complex form
+        if layer.rope:  # chunked local attention with RoPE, pairs (2i, 2i+1) as Meta's complex form
             assert (layer.layer_type, layer.attention_chunk_size, layer.layout) == (
                 "chunked_attention",
                 8192,

@@ -161,7 +161,7 @@ class LayerPositions:
         method's own parameters (``beta_fast``, ``low_freq_factor``, ``short_factor``, ``seq_len``, ...);
         empty without rotation.
     layout : str
-        "half" (pairs ``(j, j + rotary_dim/2)``, ``rotate_half``) or "interleaved" (pairs ``(2j, 2j+1)``).
+        "half" (pairs ``(i, i + rotary_dim/2)``, ``rotate_half``) or "interleaved" (pairs ``(2i, 2i+1)``).
     direction : int
         1 for the usual sense of rotation, -1 where the model's ``rotate_half`` flips the signs (the angle
         is ``-p * theta``; NanoChat).

@@ -95,8 +95,8 @@ class Family:
     * ``head_dim(config, layer_type) -> int``: the head size the rotation sees;
     * ``extras(config, i, layer_type, params) -> dict``: per-layer facts (``params``: the layer's rope parameters);
     * ``mrope``: ``(default mrope_section, interleaved, layout)`` for a family whose rotary class is M-RoPE;
-    * ``layout(config) -> str``: "half" (``rotate_half``, pairs ``(j, j + d/2)``) or "interleaved" (pairs
-      ``(2j, 2j + 1)``: ``rotate_every_two``, the complex form, or a de-interleaving ``apply_rotary_pos_emb``).
+    * ``layout(config) -> str``: "half" (``rotate_half``, pairs ``(i, i + d/2)``) or "interleaved" (pairs
+      ``(2i, 2i + 1)``: ``rotate_every_two``, the complex form, or a de-interleaving ``apply_rotary_pos_emb``).
     """
 
     source: str
@@ -525,12 +525,12 @@ _register(
 )
 _register(
     ["cohere"],
-    Family(source=_modeling("cohere", "rotate_half pairs (2j, 2j+1)"), layout=interleaved),
+    Family(source=_modeling("cohere", "rotate_half pairs (2i, 2i+1)"), layout=interleaved),
 )
 _register(
     ["cohere2"],
     Family(
-        source=_modeling("cohere2", "Cohere2Attention: RoPE only where sliding_window is set; pairs (2j, 2j+1)")
+        source=_modeling("cohere2", "Cohere2Attention: RoPE only where sliding_window is set; pairs (2i, 2i+1)")
         + "; "
         + _configuration("cohere2", "sliding_window_pattern 4"),
         layer_types=_pattern(every_kth("full_attention", "sliding_attention", "sliding_window_pattern", 4)),
@@ -676,7 +676,7 @@ for _name in ("deepseek_v32", "glm_moe_dsa", "longcat_flash", "axk2"):
 _register(
     ["deepseek_v2"],
     Family(
-        source=_modeling("deepseek_v2", "only qk_rope_head_dim rotates, as complex numbers (pairs 2j, 2j+1)"),
+        source=_modeling("deepseek_v2", "only qk_rope_head_dim rotates, as complex numbers (pairs 2i, 2i+1)"),
         head_dim=field_head_dim("qk_rope_head_dim"),
         extras=_deepseek_softmax,
         layout=interleaved,
@@ -730,7 +730,7 @@ _register(
     ),
 )
 for _name in ("ernie4_5", "ernie4_5_moe", "glm", "glm4", "helium", "openai_privacy_filter"):
-    _register([_name], Family(source=_modeling(_name, "rotate_half pairs (2j, 2j+1)"), layout=interleaved))
+    _register([_name], Family(source=_modeling(_name, "rotate_half pairs (2i, 2i+1)"), layout=interleaved))
 _register(["nanochat"], Family(source=_modeling("nanochat", "rotate_half = cat(x2, -x1)"), extras=_direction_reversed))
 _register(
     ["qwen3_next"],

@@ -2,7 +2,7 @@
 
 A text token has one position; an image patch has a row and a column, a video patch
 also a frame. Multimodal RoPE keeps RoPE's rotation of each pair by
-``position * inv_freq[j]`` and only changes *which* position drives pair ``j``:
+``position * inv_freq[i]`` and only changes *which* position drives pair ``i``:
 
 * **M-RoPE** (the Qwen2-VL report, Wang et al. 2024, "Multimodal Rotary Position
   Embedding"): every token carries three position ids ``(t, h, w)``;
@@ -71,8 +71,8 @@ def mrope_pair_axes(mrope_section, mrope_interleaved: bool = False) -> np.ndarra
       ``[0]*s_t + [1]*s_h + [2]*s_w``, as ``torch.cat([m[i % 3] for i, m in
       enumerate(freq.split(mrope_section, dim=-1))])`` in transformers'
       ``Qwen2VLRotaryEmbedding.recomposition_frequencies``.
-    * ``mrope_interleaved=True`` (Qwen3-VL): pair ``j`` goes to ``h`` when
-      ``j % 3 == 1 and j < 3 * s_h``, to ``w`` when ``j % 3 == 2 and j < 3 * s_w``, and to
+    * ``mrope_interleaved=True`` (Qwen3-VL): pair ``i`` goes to ``h`` when
+      ``i % 3 == 1 and i < 3 * s_h``, to ``w`` when ``i % 3 == 2 and i < 3 * s_w``, and to
       ``t`` otherwise, as ``Qwen3VLTextRotaryEmbedding.recomposition_frequencies`` does
       (Qwen3-VL's ``[24, 20, 20]``: ``t h w t h w ... t h w t t t t``). A section too large
       for that pattern to give each axis its count (``3 * s_h - 2 > head_dim/2 - 1``, say)
@@ -110,9 +110,9 @@ def _axes_for(mrope_section, mrope_interleaved, n_pairs: int) -> np.ndarray:
 
 
 def mrope_angles(position_ids, inv_freq, mrope_section, mrope_interleaved: bool = False) -> np.ndarray:
-    """M-RoPE angles: pair ``j`` of a token turns by ``position_ids[axis(j)] * inv_freq[j]``.
+    """M-RoPE angles: pair ``i`` of a token turns by ``position_ids[axis(i)] * inv_freq[i]``.
 
-    ``axis(j)`` is :func:`posenc.mrope_pair_axes` of ``mrope_section`` (consecutive blocks,
+    ``axis(i)`` is :func:`posenc.mrope_pair_axes` of ``mrope_section`` (consecutive blocks,
     Qwen2-VL; or the interleaved pattern with ``mrope_interleaved=True``, Qwen3-VL).
     Formed in float64. Where ``t = h = w`` this is :func:`posenc.rope_angles`.
 
@@ -197,11 +197,11 @@ def apply_mrope(
 ):
     """Rotate the queries or keys ``x`` by their M-RoPE angles (:func:`posenc.mrope_angles`).
 
-    The rotation of :func:`posenc.apply_rope`, pair ``j`` at angle ``theta``:
+    The rotation of :func:`posenc.apply_rope`, pair ``i`` at angle ``theta``:
     ``a' = a cos(theta) - b sin(theta)``, ``b' = a sin(theta) + b cos(theta)``, times
-    ``attention_factor``. ``layout="half"`` pairs dimensions ``(j, j + head_dim/2)`` as
+    ``attention_factor``. ``layout="half"`` pairs dimensions ``(i, i + head_dim/2)`` as
     Qwen2-VL, Qwen2.5-VL and Qwen3-VL do (``apply_rotary_pos_emb`` with ``rotate_half``);
-    ``layout="interleaved"`` pairs ``(2j, 2j + 1)`` as GLM-4V does (``rotate_half_llm``
+    ``layout="interleaved"`` pairs ``(2i, 2i + 1)`` as GLM-4V does (``rotate_half_llm``
     with the cos/sin ``repeat_interleave``'d).
 
     Parameters
@@ -237,7 +237,7 @@ def apply_axial_rope(x, rows, cols, inv_freq, layout: str = "half", attention_fa
     ``x`` has shape ``(..., n_patches, head_dim)`` with ``head_dim = 4 * len(inv_freq)``;
     ``rows[i]``, ``cols[i]`` is patch ``i``'s place in the grid. ``layout="half"`` is what
     Qwen2-VL's vision encoder does (``apply_rotary_pos_emb_vision``, ``rotate_half``);
-    ``"interleaved"`` pairs ``(2j, 2j + 1)``. Returns the same type, shape and dtype as ``x``.
+    ``"interleaved"`` pairs ``(2i, 2i + 1)``. Returns the same type, shape and dtype as ``x``.
     """
     layout = check_choice("layout", layout, LAYOUTS)
     attention_factor = check_real("attention_factor", attention_factor, positive=True)

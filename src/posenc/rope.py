@@ -1,17 +1,17 @@
 """Rotary position embedding (RoPE): rotate each 2-D pair of a query or key by its position.
 
 Su et al. 2021, "RoFormer: Enhanced Transformer with Rotary Position Embedding",
-section 3.2 (eq. 13-15 for the rotation, eq. 34 for the efficient form). Pair ``j``
-turns by ``position * inv_freq[j]`` radians, with ``inv_freq[j] = base**(-2j/head_dim)``,
+section 3.2 (eq. 13-15 for the rotation, eq. 34 for the efficient form). Pair ``i``
+turns by ``position * inv_freq[i]`` radians, with ``inv_freq[i] = base**(-2*i/head_dim)``,
 so the dot product of a rotated query at ``m`` and key at ``n`` depends on ``m - n``
 only (the relative property).
 
 Two memory layouts of the pairs are in use and give different numbers for the same
 weights:
 
-* ``"half"``: pair ``j`` is dimensions ``(j, j + head_dim/2)``, as GPT-NeoX and the Llama
+* ``"half"``: pair ``i`` is dimensions ``(i, i + head_dim/2)``, as GPT-NeoX and the Llama
   family in the ``transformers`` library do it (``rotate_half``);
-* ``"interleaved"``: pair ``j`` is dimensions ``(2j, 2j + 1)``, as the RoFormer paper,
+* ``"interleaved"``: pair ``i`` is dimensions ``(2i, 2i + 1)``, as the RoFormer paper,
   GPT-J, Meta's original Llama code and the complex-number form do it.
 
 :func:`posenc.interleaved_to_half_permutation` maps one onto the other.
@@ -34,14 +34,14 @@ __all__ = [
     "rope_inv_freq",
 ]
 
-#: Names of the two pair layouts; "half" pairs ``(j, j + head_dim/2)`` and "interleaved" pairs ``(2j, 2j + 1)``.
+#: Names of the two pair layouts; "half" pairs ``(i, i + head_dim/2)`` and "interleaved" pairs ``(2i, 2i + 1)``.
 LAYOUTS = ("half", "interleaved")
 
 
 def rope_inv_freq(head_dim: int, base: float = 10000.0) -> np.ndarray:
-    """Rotation speed of each pair in radians per position: ``base ** (-2j / head_dim)``.
+    """Rotation speed of each pair in radians per position: ``base ** (-2 * i / head_dim)``.
 
-    ``j = 0 .. head_dim/2 - 1`` (RoFormer eq. 15). Pair 0 is the *fastest* (1 radian per
+    ``i = 0 .. head_dim/2 - 1`` (RoFormer eq. 15). Pair 0 is the *fastest* (1 radian per
     token, wavelength ``2 pi``); the last pair is the slowest (wavelength
     ``2 pi * base ** ((head_dim - 2) / head_dim)``).
 
@@ -65,8 +65,8 @@ def p_rope_inv_freq(head_dim: int, base: float = 10000.0, p: float = 1.0) -> np.
     ``apply_rope(rope_proportion=...)``, which pads their timescales with infinity) and
     ``transformers``' rope type "proportional" (``modeling_rope_utils``) compute::
 
-        inv_freq[j] = base ** (-2j / head_dim)   for j <  int(p * head_dim // 2)
-        inv_freq[j] = 0                          for j >= int(p * head_dim // 2)
+        inv_freq[i] = base ** (-2 * i / head_dim)   for i <  int(p * head_dim // 2)
+        inv_freq[i] = 0                             for i >= int(p * head_dim // 2)
 
     The kept speeds are exactly those of :func:`posenc.rope_inv_freq` (the exponent keeps
     ``head_dim``, unlike partial RoPE's ``rotary_dim``), and the result has ``head_dim // 2``
@@ -79,7 +79,7 @@ def p_rope_inv_freq(head_dim: int, base: float = 10000.0, p: float = 1.0) -> np.
 
 
 def keep_fastest_pairs(inv_freq, p: float) -> np.ndarray:
-    """p-RoPE's rule: a copy of ``inv_freq`` whose pairs ``j >= int(p * head_dim // 2)`` get speed 0.
+    """p-RoPE's rule: a copy of ``inv_freq`` whose pairs ``i >= int(p * head_dim // 2)`` get speed 0.
 
     ``head_dim = 2 * len(inv_freq)``; the rule of Barbero et al.'s ``apply_p_rope`` and of
     ``transformers``' "proportional" rope type (see :func:`p_rope_inv_freq`). Used by
@@ -182,8 +182,8 @@ def apply_rope(
 ):
     """Rotate every pair of ``x`` by ``position * inv_freq``; the RoPE of RoFormer eq. 34.
 
-    For pair ``j`` with coordinates ``(a, b)`` at position ``p`` and angle
-    ``theta = p * inv_freq[j]``::
+    For pair ``i`` with coordinates ``(a, b)`` at position ``p`` and angle
+    ``theta = p * inv_freq[i]``::
 
         a' = a cos(theta) - b sin(theta)
         b' = a sin(theta) + b cos(theta)
@@ -210,8 +210,8 @@ def apply_rope(
         Multiplies cos and sin (1 except for YaRN).
     rotary_dim : int, optional
         Partial RoPE: only the first ``rotary_dim`` dimensions of each head rotate (in
-        the chosen layout *within* them: "half" pairs ``(j, j + rotary_dim/2)``,
-        "interleaved" pairs ``(2j, 2j + 1)``) and the other ``head_dim - rotary_dim`` pass
+        the chosen layout *within* them: "half" pairs ``(i, i + rotary_dim/2)``,
+        "interleaved" pairs ``(2i, 2i + 1)``) and the other ``head_dim - rotary_dim`` pass
         through unchanged, as GPT-NeoX (``rotary_pct``), GPT-J, Phi-2 and GLM do
         (``transformers``' ``modeling_gpt_neox.apply_rotary_pos_emb`` slices
         ``q[..., :rotary_dim]``). It must equal ``2 * len(inv_freq)``; such models use
@@ -294,11 +294,11 @@ def _rotate_numpy(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, layout: str) 
 
 
 def apply_rope_complex(x, positions, inv_freq, attention_factor: float = 1.0) -> np.ndarray:
-    """RoPE in its complex-number form (RoFormer section 3.2.1): ``z_j * exp(i * p * inv_freq[j])``.
+    """RoPE in its complex-number form (RoFormer section 3.2.1): ``z_i * exp(1j * p * inv_freq[i])``.
 
-    Reads consecutive dimensions ``(2j, 2j+1)`` as the complex number
-    ``z_j = x[2j] + i x[2j+1]``, multiplies by the unit phasor of its angle and by
-    ``attention_factor``, and reads the result back. This is the "interleaved"
+    Reads consecutive dimensions ``(2i, 2i+1)`` as the complex number
+    ``z_i = x[2i] + 1j * x[2i+1]`` (``1j``: the imaginary unit), multiplies by the unit
+    phasor of its angle and by ``attention_factor``, and reads the result back. This is the "interleaved"
     layout of :func:`posenc.apply_rope`, written independently, so that tests can prove
     the two agree. NumPy in and out (torch tensors are converted).
 

@@ -16,8 +16,28 @@
   an exercise's task text that states its spec.
 """
 
-from .checker import check
-from .engine import CheckResult, Exercise, course_seed
-from .exercises import EXERCISES
+import importlib
+
+# Loaded on first use (PEP 562), so that `python -m posenc.course fold|student|...` starts
+# without importing torch: only the checkers and the exercises need it.
+_HOMES = {
+    "CheckResult": ".engine",
+    "Exercise": ".engine",
+    "EXERCISES": ".exercises",
+    "check": ".checker",
+    "course_seed": ".engine",
+}
 
 __all__ = ["CheckResult", "Exercise", "EXERCISES", "check", "course_seed"]
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOMES[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

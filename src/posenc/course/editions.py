@@ -33,7 +33,6 @@ from pathlib import Path
 import nbformat
 
 from .._files import write_atomic
-from .data import ACTIVITIES
 
 __all__ = [
     "stub_source",
@@ -190,8 +189,16 @@ def student_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return _with_note(notebook, cells, NOTE)
 
 
+def _activities():
+    """Every exercise's points and rubric; imported on first use, so the student edition and
+    the fold command start without the checkers (and torch)."""
+    from .data import ACTIVITIES
+
+    return ACTIVITIES
+
+
 def _teacher_note(label: str) -> str:
-    activity = ACTIVITIES.get(label)
+    activity = _activities().get(label)
     if activity is None:
         return (
             f"**Teacher's note ({label}):** not in its chapter's ACTIVITIES (posenc.course.exercises.ch"
@@ -259,7 +266,7 @@ def nbgrader_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
             cells.append(new)
         elif role == "check":
             name, function = _CHECK.search(cell.source).groups()
-            points = ACTIVITIES[label].points if label in ACTIVITIES else 1
+            points = _activities()[label].points if label in _activities() else 1
             source = f'result = exercises.check("{name}", {function})\nprint(result)\nassert result.passed'
             new = _code(cell, source)
             new.metadata["nbgrader"] = _nbgrader(
@@ -270,7 +277,7 @@ def nbgrader_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
             source = _BLOCK.sub("", cell.source)
             if source.strip():
                 cells.append(_markdown(cell, source))
-            activity = ACTIVITIES.get(label) if role == "exercise" else None
+            activity = _activities().get(label) if role == "exercise" else None
             if activity is not None and activity.check is None:
                 answer = nbformat.v4.new_markdown_cell("YOUR ANSWER HERE")
                 answer.metadata["nbgrader"] = _nbgrader(
@@ -351,7 +358,7 @@ def write_teacher_edition(source: Path, output_dir: Path) -> list[Path]:
     """Write the teacher edition (solutions, points, times, rubrics) and ``points.md`` to ``output_dir``."""
     written = _write_edition(source, output_dir, teacher_notebook)
     rows = ["| Exercise | Kind | Points | Minutes | Graded by |", "|---|---|---|---|---|"]
-    for activity in ACTIVITIES.values():
+    for activity in _activities().values():
         how = f"checker `{activity.check}`" if activity.check else "rubric"
         rows.append(f"| {activity.label} | {activity.kind} | {activity.points} | {activity.minutes} | {how} |")
     write_atomic(Path(output_dir) / "points.md", "# Points and times\n\n" + "\n".join(rows) + "\n")
