@@ -89,3 +89,20 @@ def test_a_completed_write_replaces_the_file(tmp_path):
     write_atomic(target, b"\x02")
     assert target.read_bytes() == b"\x02"
     assert [p.name for p in target.parent.iterdir()] == ["table.bin"]
+
+
+def test_the_course_commands_that_need_no_checker_start_without_torch():
+    # posenc.course loads its checkers (and with them torch) on first use: the editions and the
+    # fold command, a teacher's everyday commands, start in a fraction of a second
+    code = (
+        "import sys, posenc.course.__main__, posenc.course.folding, posenc.course.editions\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+        "import posenc.course as c\n"
+        "assert callable(c.check) and 'rope' in c.EXERCISES and c.course_seed(7) == 7\n"
+        "assert 'torch' in sys.modules\n"
+        "from posenc.course import CheckResult, Exercise\n"
+        "try:\n    c.no_such_name\nexcept AttributeError as error:\n    assert 'no_such_name' in str(error)\n"
+        "else:\n    raise AssertionError('no AttributeError')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
