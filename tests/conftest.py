@@ -1,6 +1,7 @@
 """Shared test settings and fixtures: a headless matplotlib backend, a bounded hypothesis profile,
 and one build of the whole book that the book and browser tests share."""
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -48,11 +49,15 @@ SLOW_NAMES = (
 )
 
 
-# `make test` runs on two workers (pytest-xdist, ``-n 2 --dist loadscope`` with the scopes below).
-# The files whose tests read the built book run on one worker, so the book is built once; each
-# other file's tests stay together, so that a costly module-scoped fixture runs once; the tests of
-# UNGROUPED_FILES (many slow, independent tests) are dealt out one by one. (xdist's own
-# ``loadgroup`` marks do not take effect with this pytest, hence a scheduler of our own.)
+# `make test` runs on two workers (pytest-xdist, ``-n 2 --dist loadscope`` with the scopes and the
+# order below). Each file's tests stay together, so that a costly module-scoped fixture runs once;
+# the tests of UNGROUPED_FILES (many slow, independent tests) are dealt out one by one. The files
+# that read the built book share one build (the ``built_book`` fixture: the first worker to ask
+# builds it under a file lock, the other waits and reads it), and they are handed out in an order
+# that keeps both workers busy: first the file that checks the build (its worker builds, about
+# 8 minutes), then every file that needs no book, then the browser files, which both workers then
+# share. (xdist's own ``loadgroup`` marks do not take effect with this pytest, hence a scheduler of
+# our own.)
 BOOK_FILES = {
     "test_adoption.py",
     "test_book.py",
@@ -61,28 +66,43 @@ BOOK_FILES = {
     "test_site_explorers.py",
     "test_site_phone.py",
 }
+BUILDS_FIRST = "test_book.py"
 UNGROUPED_FILES = {"test_student.py", "test_config_families.py", "test_config_real.py", "test_models.py"}
 
 
 def test_scope(nodeid: str) -> str:
-    """The unit of work a test belongs to on the two workers: "book", its file, or itself."""
+    """The unit of work a test belongs to on the two workers: its file, or itself."""
     file = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
-    if file in BOOK_FILES:
-        return "book"
     return nodeid if file in UNGROUPED_FILES else file
 
 
-test_scope.__test__ = False  # a helper, not a test
+def scope_rank(scope: str) -> int:
+    """When a unit of work is handed out: 0 the build's own checks, 1 the rest, 2 the other book files."""
+    file = scope.split("::", 1)[0].rsplit("/", 1)[-1]
+    if file == BUILDS_FIRST:
+        return 0
+    return 2 if file in BOOK_FILES else 1
 
 
 def pytest_xdist_make_scheduler(config, log):
     if config.getvalue("dist") != "loadscope":
         return None
+    from collections import OrderedDict
+
     from xdist.scheduler import LoadScopeScheduling
 
     class BookScheduling(LoadScopeScheduling):
+        _ordered = False
+
         def _split_scope(self, nodeid):
             return test_scope(nodeid)
+
+        def _assign_work_unit(self, node):
+            if not self._ordered:  # xdist queues the largest scopes first; keep that within each rank
+                self._ordered = True
+                order = sorted(self.workqueue, key=scope_rank)
+                self.workqueue = OrderedDict((scope, self.workqueue[scope]) for scope in order)
+            super()._assign_work_unit(node)
 
     return BookScheduling(config, log)
 
@@ -116,8 +136,36 @@ def built_book():
 
     ``jupyter-book build --all -W -n --keep-going`` into a fresh output folder, with
     ``POSENC_STATIC=1`` so that explorers render the website's player, as ``make book`` does.
+    Under pytest-xdist the workers of one run share one build: the first to ask builds it while
+    holding a file lock; the others wait for the lock and read the build's status and log.
     Returns ``(returncode, log, html_dir)``.
     """
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")  # one value for all workers of a run
+    returncode, log = shared_build(BOOK_OUT, run, _build_book)
+    return returncode, log, BOOK_OUT / "_build" / "html"
+
+
+def shared_build(out: Path, run: str | None, build) -> tuple[int, str]:
+    """``build()`` once per test run (``run``: the run's id, or None for always) for every process
+    that asks, under a file lock beside ``out``; the others read ``out/build.returncode`` and
+    ``out/build.log``. ``build`` empties ``out`` and writes ``build.log``."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    marker, status = out / "built-for-run", out / "build.returncode"
+    with open(out.parent / f"{out.name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if run and marker.exists() and marker.read_text() == run and status.exists():
+                return int(status.read_text()), (out / "build.log").read_text()
+            returncode, log = build()
+            status.write_text(str(returncode))
+            if run:
+                marker.write_text(run)
+            return returncode, log
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _build_book() -> tuple[int, str]:
     shutil.rmtree(BOOK_OUT, ignore_errors=True)
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
     command = [
@@ -136,4 +184,4 @@ def built_book():
     log = result.stdout + result.stderr
     BOOK_OUT.mkdir(parents=True, exist_ok=True)
     (BOOK_OUT / "build.log").write_text(log)
-    return result.returncode, log, BOOK_OUT / "_build" / "html"
+    return result.returncode, log
