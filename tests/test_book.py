@@ -29,25 +29,53 @@ def test_notebooks_are_committed_without_outputs(path):
             assert cell.execution_count is None, f"{path.name} cell {index} has an execution count"
 
 
-# The smallest text the chapters set for a legend, in points: 9 pt is 11 px at the explorers' 90 dpi
-# (the book's style gives legends 10 pt; 8 pt ones were hard to read in JupyterLab and on the site)
-SMALLEST_LEGEND_PT = 9
+# The smallest text a chapter may set, in points: 9 pt is 11 px at the explorers' 90 dpi (the
+# book's style gives legends 10 pt and tick labels 11 pt; 8 pt and smaller text was hard to read in
+# JupyterLab and on the site). Checked on every size a chapter writes by hand: ``fontsize=`` and
+# ``labelsize=`` in any call (legends, notes, tick labels, titles), ``size=`` in text and annotations.
+SMALLEST_TEXT_PT = 9
+_NAMED_SMALL = ("small", "x-small", "xx-small", "smaller")
+
+
+def small_text_sizes(source: str) -> list[str]:
+    """Each size below SMALLEST_TEXT_PT that the code ``source`` sets by hand, as 'line N: name=value'."""
+    small = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        names = {"fontsize", "labelsize"} | ({"size"} if called in ("text", "annotate", "suptitle") else set())
+        for keyword in node.keywords:
+            if keyword.arg not in names or not isinstance(keyword.value, ast.Constant):
+                continue
+            size = keyword.value.value
+            if size in _NAMED_SMALL or (isinstance(size, (int, float)) and size < SMALLEST_TEXT_PT):
+                small.append(f"line {node.lineno}: {keyword.arg}={size!r}")
+    return small
+
+
+def test_small_text_sizes_are_found_wherever_they_are_set():
+    source = (
+        "ax.legend(fontsize=8)\nax.text(0, 0, 'a', fontsize=6.5)\nax.set_xticks([0], ['L'], fontsize='small')\n"
+        "ax.tick_params(labelsize=7)\nax.annotate('b', (0, 0), size=8)\n"
+        "ax.legend(fontsize=9)\nax.text(0, 0, 'c', fontsize=10)\nrng.normal(size=8)\nax.set_title('t', fontsize=9.5)\n"
+    )
+    assert small_text_sizes(source) == [
+        "line 1: fontsize=8",
+        "line 2: fontsize=6.5",
+        "line 3: fontsize='small'",
+        "line 4: labelsize=7",
+        "line 5: size=8",
+    ]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_no_legend_is_set_smaller_than_the_readable_minimum(path):
+def test_no_text_is_set_smaller_than_the_readable_minimum(path):
     small = []
     for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
-        if cell.cell_type != "code":
-            continue
-        for node in ast.walk(ast.parse(cell.source)):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "legend":
-                for keyword in node.keywords:
-                    size = keyword.value.value if isinstance(keyword.value, ast.Constant) else None
-                    named_small = size in ("small", "x-small", "xx-small", "smaller")
-                    if keyword.arg == "fontsize" and (named_small or (size or 99) < SMALLEST_LEGEND_PT):
-                        small.append(f"cell {index}, line {node.lineno}: fontsize={size!r}")
-    assert small == [], f"{path.name}: legends below {SMALLEST_LEGEND_PT} pt: {small}"
+        if cell.cell_type == "code":
+            small += [f"cell {index}, {found}" for found in small_text_sizes(cell.source)]
+    assert small == [], f"{path.name}: text below {SMALLEST_TEXT_PT} pt: {small}"
 
 
 def test_math_text_has_no_escaped_underscores():
