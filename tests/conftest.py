@@ -55,8 +55,8 @@ SLOW_NAMES = (
 # that read the built book share one build (the ``built_book`` fixture: the first worker to ask
 # builds it under a file lock, the other waits and reads it), and they are handed out in an order
 # that keeps both workers busy: first the file that checks the build (its worker builds, about
-# 8 minutes), then every file that needs no book, then the browser files' tests one by one, which
-# both workers then share. (xdist's own ``loadgroup`` marks do not take effect with this pytest, hence a scheduler of
+# 8 minutes), then every file that needs no book, then the browser files, which both workers
+# then share. (xdist's own ``loadgroup`` marks do not take effect with this pytest, hence a scheduler of
 # our own.)
 BOOK_FILES = {
     "test_adoption.py",
@@ -72,11 +72,10 @@ UNGROUPED_FILES = {"test_student.py", "test_config_families.py", "test_config_re
 
 def test_scope(nodeid: str) -> str:
     """The unit of work a test belongs to on the two workers: its file, or itself (the tests of
-    UNGROUPED_FILES, and of the book files after the first, whose module fixtures, a local web
-    server and a browser, take a second or two to start on each worker)."""
+    UNGROUPED_FILES). The browser files stay whole: dealt one by one, a worker that switches
+    files relaunches the browser (a module fixture) at each switch, which measured slower."""
     file = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
-    dealt = file in UNGROUPED_FILES or (file in BOOK_FILES and file != BUILDS_FIRST)
-    return nodeid if dealt else file
+    return nodeid if file in UNGROUPED_FILES else file
 
 
 def scope_rank(scope: str) -> int:

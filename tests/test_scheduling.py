@@ -16,14 +16,14 @@ def test_the_build_checks_go_first_the_browser_files_last():
     assert order[1:3] == ["test_absolute.py", "test_rope.py"]  # stable: xdist's size order is kept
 
 
-def test_slow_independent_files_and_browser_tests_are_dealt_test_by_test_others_stay_whole():
+def test_slow_independent_files_are_dealt_test_by_test_others_stay_whole():
     one = "tests/test_student.py::test_no_solution_code_survives[01.ipynb]"
     assert conftest.test_scope(one) == one
     assert conftest.test_scope("tests/test_rope.py::test_relative[3]") == "test_rope.py"
     assert conftest.test_scope("tests/test_book.py::test_x") == "test_book.py"  # the build's checks: one unit
     browser_test = "tests/test_site.py::test_page_loads_offline_without_errors[index]"
-    assert conftest.test_scope(browser_test) == browser_test  # the other book files: dealt one by one
-    assert conftest.scope_rank(browser_test) == 2 and conftest.scope_rank("test_book.py") == 0
+    assert conftest.test_scope(browser_test) == "test_site.py"  # whole: one browser per file
+    assert conftest.scope_rank("test_site.py") == 2 and conftest.scope_rank("test_book.py") == 0
 
 
 def _build_in_child(out, run, results):
