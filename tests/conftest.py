@@ -46,6 +46,7 @@ SLOW_NAMES = (
     "sinusoidal-loops",
     "every_hint_is_distinct_and_every_mistake_model_earns_its_own",
     "each_correction_quotes_text_that_the_commit_replaced",
+    "text_configuration_trained_on_the_gpu",  # a 45-s CPU training run
 )
 
 
