@@ -366,6 +366,38 @@ def test_ch15_only_the_model_scaled_past_98304_stays_near():
     assert "The $s = 32$ model falls to 2.36 at 98304" in text
 
 
+def test_ch15_investigation_rubric_quotes_the_lab_files_seed_counts():
+    """The rubric's seed counts are the committed text results' (bits per character at 4L
+    minus at L, per seed), and its 'below'/'level'/'above' the 95% interval's side of 0."""
+    from posenc import lab
+
+    runs = lab.load_results(CHAPTERS / "data" / "lab" / "text.json")["runs"]
+    (rubric,) = [r for r in ACTIVITIES["ex-ch15-investigate"].rubric if "For the lab" in r]
+
+    def change(extension, finetuned):
+        at = [lab.seed_values(runs, "text", "rope", f, extension, finetuned) for f in (1, 4)]
+        return at[1] - at[0]
+
+    n = len({r["config"]["seed"] for r in runs})
+    zero_shot = [change(e, False) for e in lab.EXTENSIONS if e != "ntk_at_dynamic"]
+    assert all(np.all(c > 0) for c in zero_shot) and f"at 4x in all {n} seeds" in rubric
+    said = {
+        "dynamic": "dynamic NTK (below in {k} of {n} seeds)",
+        "longrope": "LongRoPE ({k} of {n})",
+        "yarn": "YaRN ({k} of {n}) are below it",
+        "linear": "PI ({k} of {n})",
+        "ntk": "NTK-aware ({k} of {n}) are level",
+    }
+    for extension, words in said.items():
+        c = change(extension, True)
+        _, low, high = lab.mean_interval(c)
+        assert (high < 0) == (extension in ("dynamic", "longrope", "yarn"))
+        assert (low <= 0 <= high) == (extension in ("linear", "ntk"))
+        assert words.format(k=int(np.sum(c < 0)), n=n) in rubric, extension
+    matched = change("yarn_matched", True)
+    assert np.all(matched > 0) and f"matched betas stays above it in all {n} seeds" in rubric
+
+
 def test_ch12_only_rope_and_p_rope_pass_past_l_and_not_in_every_seed():
     from posenc import lab
 
