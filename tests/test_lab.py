@@ -949,3 +949,25 @@ def test_committed_second_budget_is_four_times_the_steps_of_the_lookup_runs():
     assert {r["provenance"]["source_hash"] for r in budget} == {r["provenance"]["source_hash"] for r in lookup}
     for r in budget:
         assert {(e["extension"], e["finetuned"]) for e in r["evaluations"]} == {("none", False)}
+
+
+def test_the_second_budget_on_the_gpu_reproduces_the_cpu_file_and_adds_rope():
+    """Issue 27: the second budget rerun on a GPU (NoPE, ALiBi and RoPE, seeds 0-9, the CPU file's
+    settings): one experiment, and its NoPE and ALiBi runs match the CPU file's within 0.003."""
+    folder = ROOT / "chapters" / "data" / "lab"
+    gpu = lab.load_results(folder / "lookup_budget_gpu.json")["runs"]
+    cpu = lab.load_results(folder / "lookup_budget.json")["runs"]
+    assert lab.mixing_problems(gpu) == []
+    assert sorted((r["config"]["scheme"], r["config"]["seed"]) for r in gpu) == sorted(
+        (s, seed) for s in ("nope", "alibi", "rope") for seed in claims.DISCOVERY_SEEDS
+    )
+    ignore = ("device", "threads", "seed", "scheme")
+    settings = {
+        json.dumps({k: v for k, v in r["config"].items() if k not in ignore}, sort_keys=True) for r in gpu + cpu
+    }
+    assert len(settings) == 1  # the same experiment on both
+    for scheme in ("nope", "alibi"):
+        for factor, value in ((1, "inside"), (4, "beyond")):
+            on_gpu = lab.seed_values(gpu, "lookup", scheme, factor, value=value)
+            on_cpu = lab.seed_values(cpu, "lookup", scheme, factor, value=value)
+            assert np.abs(on_gpu - on_cpu).max() < 0.003, (scheme, factor)
