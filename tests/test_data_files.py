@@ -37,6 +37,9 @@ def test_the_reader_of_a_chapter_sees_which_files_are_missing(tmp_path, monkeypa
         require_data_files("data/folder.json")
     with pytest.raises(ValueError, match="paths"):
         require_data_files()
+    for bad in (3, None, b"data/here.json", ""):  # not a path: the parameter and the value named
+        with pytest.raises(TypeError, match=r"paths: each must be a file path .* got " + re.escape(repr(bad))):
+            require_data_files("data/here.json", bad)
 
 
 def test_files_read_finds_both_spellings():

@@ -17,7 +17,10 @@ def require_data_files(*paths: str | Path) -> None:
     naming each missing file and where it comes from (the repository's ``chapters/data/``, which a
     notebook opened from ``chapters/`` finds as ``data/``)."""
     if not paths:
-        raise ValueError("paths: name at least one data file, such as 'data/lab_results.json'; got none")
+        raise ValueError("paths: name at least one data file, such as 'data/lab/lookup.json'; got none")
+    for path in paths:
+        if not isinstance(path, str | Path) or not str(path):
+            raise TypeError(f"paths: each must be a file path (a str or pathlib.Path), got {path!r}")
     files = [Path(path) for path in paths]
     missing = [str(path) for path in files if not path.is_file()]
     if missing:
