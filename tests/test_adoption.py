@@ -519,6 +519,7 @@ def test_chapter_12_numbers_from_the_3_seed_results_of_0_1_0():
 def test_the_0_4_0_corrections_from_the_current_protocol_files():
     """The numbers of the corrections made when text and passkey were rerun (12 seeds)."""
     from posenc import lab
+    from posenc.lab import claims
 
     folder = ROOT / "chapters" / "data" / "lab"
     runs = lab.load_results(folder / "text.json")["runs"] + lab.load_results(folder / "passkey.json")["runs"]
@@ -539,14 +540,22 @@ def test_the_0_4_0_corrections_from_the_current_protocol_files():
         at = [lab.seed_values(runs, "text", "rope", f, extension, True) for f in (1, 4)]
         return at[1] - at[0]
 
-    for extension, lower in (("dynamic", 11), ("longrope", 11), ("yarn", 9)):
-        c = change(extension)
-        assert int(np.sum(c < 0)) == lower and lab.mean_interval(c)[2] < 0, extension
-    for extension in ("linear", "ntk"):
-        _, low, high = lab.mean_interval(change(extension))
-        assert low <= 0 <= high, extension
+    def rule(extension, first_factor=4, value="all", against=None):
+        first = lab.seed_values(runs, "text", "rope", first_factor, extension, True, value)
+        second = against if against is not None else lab.seed_values(runs, "text", "rope", 1, extension, True)
+        return claims.verdict(first, second, "text")["verdict"]  # "ahead": the first is lower
+
+    for extension in ("dynamic", "longrope"):
+        assert int(np.sum(change(extension) < 0)) == 11 and rule(extension) == "ahead", extension
+    for extension in ("yarn", "linear", "ntk"):
+        assert rule(extension) == "inconclusive", extension
     for extension in ("yarn_matched", "none"):
         assert np.all(change(extension) > 0), extension
+    # against the original model's loss at L: no gain shows (every position and past L)
+    original = lab.seed_values(runs, "text", "rope", 1)
+    for extension in ("dynamic", "longrope"):
+        for value in ("all", "beyond"):
+            assert rule(extension, 4, value, original) == "inconclusive", (extension, value)
 
 
 def test_chapter_12_rerun_fine_tuned_models_worse_at_l_in_every_seed_but_at_most_one():

@@ -971,3 +971,21 @@ def test_the_second_budget_on_the_gpu_reproduces_the_cpu_file_and_adds_rope():
             on_gpu = lab.seed_values(gpu, "lookup", scheme, factor, value=value)
             on_cpu = lab.seed_values(cpu, "lookup", scheme, factor, value=value)
             assert np.abs(on_gpu - on_cpu).max() < 0.003, (scheme, factor)
+
+
+def test_verdict_applies_the_margin_rule_to_any_two_series():
+    """claims.verdict: the rule of claims.compare, on any two per-seed series (e.g. one model at two lengths)."""
+    twelve = np.arange(12, dtype=float)
+    # bits per character: lower is better; first lower by 0.05 in every seed -> ahead
+    assert claims.verdict(2.0 + 0.001 * twelve, 2.05 + 0.001 * twelve, "text")["verdict"] == "ahead"
+    assert claims.verdict(2.05 + 0.001 * twelve, 2.0 + 0.001 * twelve, "text")["verdict"] == "behind"
+    # within 0.02 everywhere, tight interval -> level; spread wider than the margin -> inconclusive
+    assert claims.verdict(2.0 + 0.001 * twelve, 2.005 + 0.001 * twelve, "text")["verdict"] == "level"
+    noisy = 0.05 * np.where(twelve % 2 == 0, 1.0, -1.0)
+    assert claims.verdict(2.0 + noisy, 2.0 + 0.0 * twelve, "text")["verdict"] == "inconclusive"
+    # accuracy: higher is better, margin 0.02; 10 of 12 seeds agreeing is short of the 11 needed
+    gaps = np.array([0.05] * 10 + [-0.001] * 2)
+    assert claims.verdict(0.5 + gaps, np.full(12, 0.5), "passkey")["verdict"] == "inconclusive"
+    assert claims.verdict(0.5 + np.full(12, 0.05), np.full(12, 0.5), "passkey")["verdict"] == "ahead"
+    with pytest.raises(ValueError, match="task"):
+        claims.verdict(twelve, twelve, "bits")

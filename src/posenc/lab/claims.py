@@ -42,6 +42,7 @@ __all__ = [
     "Claim",
     "Compare",
     "compare",
+    "verdict",
     "check_claim",
     "check_held_out",
     "check_claims",
@@ -98,27 +99,37 @@ class Compare:
         return get(self.first), get(self.second)
 
 
-def compare(runs, comparison: Compare, seeds=None) -> dict:
-    """The verdict on ``comparison.first`` against ``comparison.second`` over ``seeds`` (default: all).
+def verdict(first, second, task: str) -> dict:
+    """The margin rule on two per-seed series of one task's metric (same seeds, same order).
 
     Returns :func:`posenc.lab.paired_difference`'s numbers for the difference oriented so that
     positive means *first is better* (higher accuracy, lower bits per character), plus
-    ``"margin"``, ``"agree"`` (seeds where first is better) and ``"verdict"``: "ahead", "behind",
-    "level" or "inconclusive" (module docstring)."""
-    first, second = comparison.differences(runs, seeds)
-    sign = 1.0 if _HIGHER_IS_BETTER[comparison.task] else -1.0
-    result = paired_difference(sign * first, sign * second)
-    margin = MARGINS[_METRIC[comparison.task]]
+    ``"margin"`` (:data:`MARGINS`) and ``"verdict"``: "level" when the 95% interval lies within
+    the margin; "ahead" when it excludes zero, the mean is at least the margin and at least
+    :func:`finding_threshold` seeds agree; "behind" in the mirror case; else "inconclusive".
+    The two series may be any two settings, e.g. one model at two test lengths."""
+    check_choice("task", task, tuple(_HIGHER_IS_BETTER))
+    sign = 1.0 if _HIGHER_IS_BETTER[task] else -1.0
+    result = paired_difference(sign * np.asarray(first, dtype=float), sign * np.asarray(second, dtype=float))
+    margin = MARGINS[_METRIC[task]]
     need = finding_threshold(result["n"])
     if result["low"] > -margin and result["high"] < margin:
-        verdict = "level"
+        decided = "level"
     elif result["low"] > 0 and result["mean"] >= margin and result["positive"] >= need:
-        verdict = "ahead"
+        decided = "ahead"
     elif result["high"] < 0 and result["mean"] <= -margin and result["negative"] >= need:
-        verdict = "behind"
+        decided = "behind"
     else:
-        verdict = "inconclusive"
-    return {**result, "margin": margin, "verdict": verdict}
+        decided = "inconclusive"
+    return {**result, "margin": margin, "verdict": decided}
+
+
+def compare(runs, comparison: Compare, seeds=None) -> dict:
+    """The verdict (:func:`verdict`) on ``comparison.first`` against ``comparison.second`` over
+    ``seeds`` (default: all): positive means *first is better*; "ahead", "behind", "level" or
+    "inconclusive" (module docstring)."""
+    first, second = comparison.differences(runs, seeds)
+    return verdict(first, second, comparison.task)
 
 
 @dataclass(frozen=True)
