@@ -268,6 +268,18 @@ def test_extensions_are_configured_once_for_the_target_length():
     assert by_extension[("dynamic", 1)] == by_extension[("none", 1)]
 
 
+def _rerun_on_the_cpu(saved: dict) -> list[tuple[dict, dict]]:
+    """Run a committed run's configuration again here on the CPU; pair each new evaluation with
+    the file's (same test factor, same order)."""
+    config = {**saved["config"], "device": "cpu"}
+    config["test_factors"], config["extensions"] = tuple(config["test_factors"]), tuple(config["extensions"])
+    record = lab.run(lab.RunConfig(**config))
+    assert len(record["evaluations"]) == len(saved["evaluations"])
+    pairs = list(zip(record["evaluations"], saved["evaluations"], strict=True))
+    assert all(mine["test_factor"] == theirs["test_factor"] for mine, theirs in pairs)
+    return pairs
+
+
 def test_one_committed_configuration_reproduces():
     """Rerun lookup/sinusoidal/seed 0 exactly as the lookup results file's command did, on the CPU."""
     committed = lab.load_results(ROOT / "chapters" / "data" / "lab" / "lookup.json")
@@ -276,18 +288,7 @@ def test_one_committed_configuration_reproduces():
         for r in committed["runs"]
         if (r["config"]["task"], r["config"]["scheme"], r["config"]["seed"]) == ("lookup", "sinusoidal", 0)
     ]
-    config = lab.RunConfig(
-        **{
-            **saved["config"],
-            "test_factors": tuple(saved["config"]["test_factors"]),
-            "extensions": tuple(saved["config"]["extensions"]),
-            "device": "cpu",
-        }
-    )
-    record = lab.run(config)
-    assert len(record["evaluations"]) == len(saved["evaluations"])
-    for mine, theirs in zip(record["evaluations"], saved["evaluations"], strict=True):
-        assert mine["test_factor"] == theirs["test_factor"]
+    for mine, theirs in _rerun_on_the_cpu(saved):
         # bit-for-bit on the machine that wrote the file; a different CPU may round differently
         assert mine["all"] == pytest.approx(theirs["all"], abs=0.02)
 
@@ -509,18 +510,7 @@ def test_a_text_configuration_trained_on_the_gpu_reproduces_on_the_cpu():
     losses within 0.02 bits per character (the claims' margin)."""
     (saved,) = [r for r in _current("text")["runs"] if (r["config"]["scheme"], r["config"]["seed"]) == ("nope", 0)]
     assert saved["config"]["device"] == "cuda"
-    config = lab.RunConfig(
-        **{
-            **saved["config"],
-            "test_factors": tuple(saved["config"]["test_factors"]),
-            "extensions": tuple(saved["config"]["extensions"]),
-            "device": "cpu",
-        }
-    )
-    record = lab.run(config)
-    assert len(record["evaluations"]) == len(saved["evaluations"])
-    for mine, theirs in zip(record["evaluations"], saved["evaluations"], strict=True):
-        assert mine["test_factor"] == theirs["test_factor"]
+    for mine, theirs in _rerun_on_the_cpu(saved):
         for value in ("all", "inside", "beyond"):
             if theirs[value] is not None:
                 assert mine[value] == pytest.approx(theirs[value], abs=claims.MARGINS["bits_per_char"])
