@@ -156,6 +156,7 @@ def setup(app):
     app.add_directive("scaling-methods", ScalingMethodsTable)
     app.setup_extension("posenc.book.citation")
     app.setup_extension("posenc.book.answers")
+    app.setup_extension("posenc.book.eval_role")
     app.connect("builder-inited", _add_static)
     app.add_css_file("posenc-book.css")
     app.add_js_file("posenc-book.js")
