@@ -8,7 +8,7 @@ LAB_VENV  := .venv-lab
 LAB_BIN   := $(LAB_VENV)/bin
 LAB_STAMP := $(LAB_VENV)/.installed
 
-.PHONY: book test check lab bench lint student teacher book-student clean help
+.PHONY: book test check lab bench bench-lab lint student teacher book-student clean help
 
 help:
 	@echo "make book   build the website into _build/html (creates .venv, installs)"
@@ -16,6 +16,7 @@ help:
 	@echo "make check  the quick loop for contributors: ruff + the library and course tests (no book, no browser)"
 	@echo "make lab    open the notebooks in JupyterLab (creates .venv-lab: the notebooks' needs only)"
 	@echo "make bench  run the kernel benchmark (ratios against transformers and a plain copy)"
+	@echo "make bench-lab  each live control's latency in JupyterLab (a table per control)"
 	@echo "make lint   ruff check"
 	@echo "make student  write the student edition (solutions removed) to _build/student/"
 	@echo "make teacher  write the teacher edition (solutions, points, rubrics) to _build/teacher/"
@@ -79,6 +80,10 @@ lab: $(LAB_STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_kernels.py
+
+# each live control's latency in JupyterLab, from the input event to the new figure painted
+bench-lab: $(STAMP)
+	$(BIN)/python benchmarks/bench_jupyterlab.py
 
 student: $(STAMP)
 	$(BIN)/python -m posenc.course student chapters _build/student

@@ -68,7 +68,13 @@ BOOK_FILES = {
     "test_site_phone.py",
 }
 BUILDS_FIRST = "test_book.py"
-UNGROUPED_FILES = {"test_student.py", "test_config_families.py", "test_config_real.py", "test_models.py"}
+UNGROUPED_FILES = {
+    "test_student.py",
+    "test_config_families.py",
+    "test_config_real.py",
+    "test_models.py",
+    "test_jupyterlab.py",
+}
 
 
 def test_scope(nodeid: str) -> str:

@@ -41,3 +41,22 @@ def test_kernel_benchmark_runs_and_reports(tmp_path):
             assert memory["position"] == 2**26 and memory["tracemalloc_peak_bytes"] < 2**20
             assert memory["rss_peak_kib"] - memory["rss_before_kib"] < 64 * 1024
             assert "one query at position 2**26" in result.stdout
+
+
+def test_jupyterlab_benchmark_table_reports_each_control_and_the_summary():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from bench_jupyterlab import table
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    rows = [
+        {"chapter": "08_rope", "explorer": 0, "control": "position p", "moves": 5, "median_ms": 41.2, "worst_ms": 97.0},
+        {"chapter": "08_rope", "explorer": 1, "control": "base b", "moves": 5, "median_ms": 63.0, "worst_ms": 120.4},
+        {"chapter": "13_conventions", "explorer": 0, "control": "bug", "moves": 5, "median_ms": None, "worst_ms": None},
+    ]
+    text = table(rows)
+    assert "| 08 | 1 | position p | 5 | 41 | 97 |" in text and "| 08 | 2 | base b | 5 | 63 | 120 |" in text
+    assert "| 13 | 1 | bug | 5 | timeout | timeout |" in text
+    # median of (41.2, 63.0) = 52.1; one of the two medians under 50 ms; worst move 120.4
+    assert "3 controls: median of the medians 52 ms, highest median 63 ms, 1 of 2 under 50 ms" in text
+    assert text.endswith("worst single move 120 ms")

@@ -45,7 +45,12 @@ from .._validation import check_choice, check_int
 from .controls import Control, format_value
 from .player import static_player
 
+# live controls in JupyterLab: a slider's track at least this wide, and room after each control
+TRACK_PX = 200
+CONTROL_MARGIN = "2px 28px 2px 0"
+
 __all__ = ["Explorer", "static_mode"]
+
 
 def static_mode() -> bool:
     """True when explorers should render the website's form (``POSENC_STATIC=1``) or no kernel is running."""
@@ -201,7 +206,11 @@ class Explorer:
         """The live form: ipywidgets controls above the figure, redrawn on every change."""
         import ipywidgets as widgets
 
-        image = widgets.Image(value=self.render(), format="png")
+        # at its own pixel size, scaled down in a narrow window, never up (that blurs its text)
+        width_px, _ = self.figure.canvas.get_width_height()
+        image = widgets.Image(
+            value=self.render(), format="png", layout=widgets.Layout(width=f"{width_px}px", max_width="100%")
+        )
         message = widgets.HTML()
         controls = [self._make_widget(name, control, widgets) for name, control in self.controls.items()]
 
@@ -220,13 +229,26 @@ class Explorer:
     def _make_widget(name: str, control: Control, widgets):
         description = control.label or name
         common = {"description": description, "continuous_update": True, "style": {"description_width": "initial"}}
+        # a slider's track keeps TRACK_PX whatever its label and readout take (ipywidgets' fixed 300 px
+        # left 37 px for a long label), and a gap keeps its readout apart from the next control's label
+        if control.kind != "choice":
+            readout = max(len(format_value(v)) for v in (control.minimum, control.maximum, control.value))
+            characters = len(description) + readout + 4
+            slider_layout = widgets.Layout(
+                # 1ch (a digit's width) is narrower than an average label letter: 48 px to spare
+                width=f"max(var(--jp-widgets-inline-width), calc({characters}ch + {TRACK_PX + 48}px))",
+                margin=CONTROL_MARGIN,
+            )
         if control.kind == "choice":
             common.pop("continuous_update")
             # wide enough for the label and the longest option (ipywidgets' 300 px cut long model names)
             characters = len(description) + max(len(str(option)) for option in control.options) + 5
             width = f"max(var(--jp-widgets-inline-width), {characters}ch)"
             made = widgets.Dropdown(
-                options=list(control.options), value=control.value, layout=widgets.Layout(width=width), **common
+                options=list(control.options),
+                value=control.value,
+                layout=widgets.Layout(width=width, margin=CONTROL_MARGIN),
+                **common,
             )
         elif control.kind == "int":
             made = widgets.IntSlider(
@@ -235,11 +257,12 @@ class Explorer:
                 step=int(control.step or 1),
                 value=control.value,
                 readout_format=",d",
+                layout=slider_layout,
                 **common,
             )
         elif control.kind == "log":  # the stops, each labelled as the reader reads it
             options = [(format_value(stop), stop) for stop in control.stops()]
-            made = widgets.SelectionSlider(options=options, value=control.value, **common)
+            made = widgets.SelectionSlider(options=options, value=control.value, layout=slider_layout, **common)
         else:
             step = control.step or (control.maximum - control.minimum) / 100
             decimals = next((n for n in range(4) if abs(round(step, n) - step) < 1e-9 * step), 4)
@@ -249,6 +272,7 @@ class Explorer:
                 step=step,
                 value=control.value,
                 readout_format=f",.{decimals}f",
+                layout=slider_layout,
                 **common,
             )
         made.description_name = name

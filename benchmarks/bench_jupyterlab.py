@@ -1,0 +1,106 @@
+"""Benchmark the chapters' live controls in JupyterLab: each control's latency, from the input
+event to the new figure painted.
+
+Run: ``make bench-lab`` (or ``.venv/bin/python benchmarks/bench_jupyterlab.py [CHAPTER ...]
+[--moves N] [--json FILE]``).
+
+JupyterLab 4.5 with jupyterlab-myst (the pins of requirements-lab.txt) on the loopback address,
+Debian's Chromium driven by Playwright on the same machine (tests/lab_driver.py, the driver of
+tests/test_jupyterlab.py). Each chapter is opened, Run All, then every control of every live
+explorer is moved ``--moves`` times (default 5) with the keyboard, one step (a menu: its next
+option). A move is timed in the page, from the input event to the animation frame after the new
+PNG has been decoded: the kernel's redraw, the widget's round trip and the browser's decode and
+paint. The table gives each control's median and worst; the target (issue 32) is a median under
+50 ms and a worst under 100 ms. Seconds depend on the machine: say which one ran it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from lab_driver import CHROMIUM, lab_server, move_every_control, open_and_run_all  # noqa: E402
+
+
+def measure(chapters: list[str], moves: int) -> list[dict]:
+    from playwright.sync_api import sync_playwright
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, lab_server(Path(tmp)) as base, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
+        for chapter in chapters:
+            page, run_s, _ = open_and_run_all(browser, base, chapter)
+            records = move_every_control(page, moves=moves)
+            page.context.close()
+            by_control: dict[tuple, list] = {}
+            for r in records:
+                by_control.setdefault((r["explorer"], r["control"], r.get("label", "")), []).append(r)
+            for (explorer, control, label), group in by_control.items():
+                times = [r["ms"] for r in group if "ms" in r]
+                rows.append(
+                    {
+                        "chapter": chapter,
+                        "explorer": explorer,
+                        "control": label or f"control {control}",
+                        "moves": len(group),
+                        "timeouts": sum(1 for r in group if r.get("timeout")),
+                        "median_ms": statistics.median(times) if times else None,
+                        "worst_ms": max(times) if times else None,
+                        "run_all_s": run_s,
+                    }
+                )
+            print(f"{chapter}: Run All {run_s:.1f} s, {len(records)} moves", file=sys.stderr)
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| chapter | explorer | control | moves | median ms | worst ms |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        median = "timeout" if r["median_ms"] is None else f"{r['median_ms']:.0f}"
+        worst = "timeout" if r["worst_ms"] is None else f"{r['worst_ms']:.0f}"
+        lines.append(
+            f"| {r['chapter'][:2]} | {r['explorer'] + 1} | {r['control']} | {r['moves']} | {median} | {worst} |"
+        )
+    medians = [r["median_ms"] for r in rows if r["median_ms"] is not None]
+    if medians:
+        under = sum(m < 50 for m in medians)
+        lines.append("")
+        lines.append(
+            f"{len(rows)} controls: median of the medians {statistics.median(medians):.0f} ms, "
+            f"highest median {max(medians):.0f} ms, {under} of {len(medians)} under 50 ms; "
+            f"worst single move {max(r['worst_ms'] for r in rows if r['worst_ms'] is not None):.0f} ms"
+        )
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("chapters", nargs="*", help="chapter names such as 08_rope (default: all)")
+    parser.add_argument("--moves", type=int, default=5, help="moves per control (default 5)")
+    parser.add_argument("--json", type=Path, help="also write the rows to this JSON file")
+    args = parser.parse_args(argv)
+    if args.moves < 1:
+        parser.error(f"--moves must be at least 1, got {args.moves}")
+    known = sorted(p.stem for p in (ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+    unknown = [c for c in args.chapters if c not in known]
+    if unknown:
+        parser.error(f"unknown chapter(s) {unknown}; choose from {known}")
+    if not CHROMIUM.exists():
+        print(f"no Chromium at {CHROMIUM}: `apt-get install -y chromium`", file=sys.stderr)
+        return 1
+    rows = measure(args.chapters or known, args.moves)
+    print(table(rows))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+// What tests/lab_driver.py asks of a JupyterLab page: loaded into every page as an init script,
+// called as posencLab.<name>(...) through Playwright's page.evaluate.
+window.posencLab = {
+  // the open notebook's own node: queries never reach another tab's cells
+  root() {
+    const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+    return (w && w.node) || document;
+  },
+
+  kernelIdle() {
+    const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+    const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+    return !!k && k.status === 'idle';
+  },
+
+  prompts() {
+    return Array.from(this.root().querySelectorAll('.jp-Notebook .jp-InputPrompt')).map(e => e.textContent);
+  },
+
+  // every cell ran: no "[*]" prompt and the kernel idle
+  allRun() {
+    return this.kernelIdle() && !this.prompts().some(p => p.includes('*'));
+  },
+
+  // the rendered text of each markdown cell, math replaced by "[math]"
+  prose() {
+    return Array.from(this.root().querySelectorAll('.jp-MarkdownCell .jp-InputArea > .myst, .jp-MarkdownCell .jp-MarkdownOutput')).map(e => {
+      const c = e.cloneNode(true);
+      c.querySelectorAll('mjx-container, .MathJax, .katex, math').forEach(m => m.replaceWith('[math]'));
+      return c.textContent;
+    });
+  },
+
+  // stderr and error outputs (a traceback is one)
+  errorOutputs() {
+    const selector = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]';
+    return Array.from(this.root().querySelectorAll(selector)).map(e => e.textContent.slice(0, 300));
+  },
+
+  // per code cell: the start of its source, how many widget figures and controls its output holds,
+  // and any "Could not redraw" message an explorer wrote
+  codeCells() {
+    return Array.from(this.root().querySelectorAll('.jp-Notebook .jp-CodeCell')).map(cell => {
+      const editor = cell.querySelector('.jp-InputArea-editor') || cell;
+      const out = cell.querySelector('.jp-OutputArea');
+      return {
+        source: editor.textContent.slice(0, 200),
+        images: out ? out.querySelectorAll('.widget-image').length : 0,
+        controls: out ? out.querySelectorAll('.widget-hslider, .widget-dropdown').length : 0,
+        redrawErrors: out ? Array.from(out.querySelectorAll('.widget-html'))
+          .map(e => e.textContent).filter(t => t.includes('Could not redraw')) : [],
+      };
+    });
+  },
+
+  explorers() {
+    return Array.from(this.root().querySelectorAll('.jp-OutputArea .widget-vbox'))
+      .filter(b => b.querySelector(':scope > .widget-image'));
+  },
+
+  // how many controls each live explorer has
+  explorerControls() {
+    return this.explorers().map(b => b.querySelectorAll('.widget-hslider, .widget-dropdown').length);
+  },
+
+  // the figure's size as drawn and as sent (CSS pixels against the PNG's own pixels)
+  figureSizes() {
+    return this.explorers().map(b => {
+      const img = b.querySelector(':scope > .widget-image');
+      return {shown: img.getBoundingClientRect().width, natural: img.naturalWidth};
+    });
+  },
+
+  // per control: its label, the width of its slider track (null for a menu), and the gap from the
+  // end of its readout (or menu) to the start of the next control on the same row (null if none)
+  controlLayout() {
+    return this.explorers().map(b => {
+      const controls = Array.from(b.querySelectorAll('.widget-hslider, .widget-dropdown'));
+      return controls.map((c, i) => {
+        const track = c.querySelector('.slider-container');
+        const end = (c.querySelector('.widget-readout') || c.querySelector('select') || c).getBoundingClientRect();
+        const next = controls[i + 1] && controls[i + 1].getBoundingClientRect();
+        const sameRow = next && Math.abs(next.top - c.getBoundingClientRect().top) < 4;
+        return {
+          label: (c.querySelector('.widget-label') || {}).textContent || '',
+          track: track ? track.getBoundingClientRect().width : null,
+          gap: sameRow ? next.left - end.right : null,
+        };
+      });
+    });
+  },
+
+  // Move control k of explorer e once, as a reader with the keyboard does: a slider one step with
+  // the arrow keys (towards the side it can move to), a menu to its next option. Timed from the input
+  // event to the new figure decoded and painted (the animation frame after the image's decode).
+  // Resolves to {ms, label, kind, before, after}, or {timeout: true} when no new figure comes in 15 s.
+  async move(e, k) {
+    const box = this.explorers()[e];
+    const img = box.querySelector(':scope > .widget-image');
+    const control = box.querySelectorAll('.widget-hslider, .widget-dropdown')[k];
+    const label = (control.querySelector('.widget-label') || {}).textContent || '';
+    const select = control.querySelector('select');
+    const readout = () => select ? select.value : (control.querySelector('.widget-readout') || {}).textContent;
+    control.scrollIntoView({block: 'center'});
+    const before = readout();
+    const src = img.src;
+    const painted = new Promise(resolve => {
+      const observer = new MutationObserver(() => {
+        if (img.src === src) return;
+        observer.disconnect();
+        clearTimeout(timer);
+        img.decode().catch(() => null).then(() => requestAnimationFrame(() => resolve(performance.now())));
+      });
+      const timer = setTimeout(() => { observer.disconnect(); resolve(null); }, 15000);
+      observer.observe(img, {attributes: true, attributeFilter: ['src']});
+    });
+    let t0;
+    if (select) {
+      const next = (select.selectedIndex + 1) % select.options.length;
+      t0 = performance.now();
+      select.selectedIndex = next;
+      select.dispatchEvent(new Event('change', {bubbles: true}));
+    } else {
+      const handle = control.querySelector('.noUi-handle');
+      const now = Number(handle.getAttribute('aria-valuenow'));
+      const max = Number(handle.getAttribute('aria-valuemax'));
+      const key = now >= max ? 'ArrowLeft' : 'ArrowRight';
+      handle.focus();
+      t0 = performance.now();
+      handle.dispatchEvent(new KeyboardEvent('keydown', {key, code: key, bubbles: true, cancelable: true}));
+    }
+    const done = await painted;
+    if (done === null) return {timeout: true, label, before};
+    return {ms: done - t0, label, kind: select ? 'menu' : 'slider', before, after: readout()};
+  },
+};

@@ -1,0 +1,82 @@
+"""The chapters in JupyterLab, as a reader who ran ``make lab`` meets them: JupyterLab 4.5 with
+jupyterlab-myst (the pins of requirements-lab.txt), each chapter opened in Chromium, Run All,
+then every live control moved once (tests/lab_driver.py drives it; the repository's notebooks
+stay untouched, JupyterLab works on a copy).
+
+Each chapter: every cell runs with no error or stderr output and no page error; the prose is
+rendered (no raw directive, role or ``{eval}`` expression left: each computed number shows its
+value); each explorer the chapter shows (a code cell starting ``Explorer(``) draws exactly one
+figure, at its own pixel size or smaller; every slider's track is at least 200 px and each control
+stands apart from the next; every control redraws the figure with its new value. Latencies are
+measured by benchmarks/bench_jupyterlab.py, not asserted here."""
+
+import json
+import re
+
+import pytest
+from lab_driver import CHROMIUM, lab_server, move_every_control, open_and_run_all
+from test_site import browser  # noqa: F401  (fixture)
+
+from conftest import ROOT
+
+CHAPTERS = sorted(p.stem for p in (ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+# a MyST role or directive name in braces, an unevaluated glued(...) call, a code fence or a colon fence
+RAW_MYST = re.compile(r"\{[a-z][\w:-]*\}|glued\(|```|:::")
+TRACK_PX, GAP_PX = 200, 8
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    if not CHROMIUM.exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}")
+    with lab_server(tmp_path_factory.mktemp("jupyterlab")) as base:
+        yield base
+
+
+def explorers_in(chapter):
+    """How many explorers the chapter shows: code cells whose statement starts ``Explorer(``."""
+    cells = json.loads((ROOT / "chapters" / f"{chapter}.ipynb").read_text())["cells"]
+    return sum(len(re.findall(r"^Explorer\(", "".join(c["source"]), re.M)) for c in cells if c["cell_type"] == "code")
+
+
+def test_every_chapter_is_covered():
+    assert len(CHAPTERS) == 16 and sum(explorers_in(c) for c in CHAPTERS) >= 19
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_runs_renders_and_explores_in_jupyterlab(lab, browser, chapter):  # noqa: F811
+    page, _, page_errors = open_and_run_all(browser, lab, chapter)
+    try:
+        # the prose: jupyterlab-myst renders each {eval} once the kernel answers; give it time
+        try:
+            page.wait_for_function("() => !posencLab.prose().some(t => t.includes('glued('))", timeout=60_000)
+        except Exception:
+            pass  # the assertion below says which
+        prose = page.evaluate("() => posencLab.prose()")
+        assert len(prose) > 10, f"{chapter}: {len(prose)} rendered markdown cells"
+        raw = [m.string[max(0, m.start() - 40) : m.end() + 40] for t in prose for m in RAW_MYST.finditer(t)]
+        assert raw == [], f"{chapter}: raw MyST in the rendered prose: {raw[:5]}"
+
+        errors = page.evaluate("() => posencLab.errorOutputs()")
+        assert errors == [] and page_errors == [], f"{chapter}: {errors[:3]} {page_errors[:3]}"
+
+        cells = page.evaluate("() => posencLab.codeCells()")
+        shown = [c["images"] for c in cells if c["images"]]
+        assert shown == [1] * explorers_in(chapter), f"{chapter}: figures per explorer cell {shown}"
+        for size in page.evaluate("() => posencLab.figureSizes()"):
+            assert 0 < size["shown"] <= size["natural"] + 0.5, f"{chapter}: figure scaled up {size}"
+        for controls in page.evaluate("() => posencLab.controlLayout()"):
+            for control in controls:
+                assert control["track"] is None or control["track"] >= TRACK_PX, f"{chapter}: {control}"
+                assert control["gap"] is None or control["gap"] >= GAP_PX, f"{chapter}: {control}"
+
+        moves = move_every_control(page)
+        assert len(moves) == sum(len(c) for c in page.evaluate("() => posencLab.controlLayout()")) > 0
+        for move in moves:
+            assert not move.get("timeout"), f"{chapter}: no new figure after moving {move}"
+            assert move["after"] != move["before"], f"{chapter}: the readout did not change: {move}"
+        redraw_errors = [e for c in page.evaluate("() => posencLab.codeCells()") for e in c["redrawErrors"]]
+        assert redraw_errors == [], f"{chapter}: {redraw_errors}"
+        assert page.evaluate("() => posencLab.errorOutputs()") == []
+    finally:
+        page.context.close()
