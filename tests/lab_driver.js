@@ -31,6 +31,15 @@ window.posencLab = {
     });
   },
 
+  // what jupyterlab-myst draws instead of a number or a directive it could not render: the inline
+  // error box of an {eval} that raised, and the dropdown titled "... - Unknown Directive"
+  proseErrors() {
+    const boxes = Array.from(this.root().querySelectorAll(
+      '.jp-MarkdownCell [data-mime-type="application/vnd.jupyter.stderr"]')).map(e => e.textContent.slice(0, 200));
+    const unknown = this.prose().filter(t => /Unknown Directive|Unknown Role/i.test(t)).map(t => t.slice(0, 200));
+    return boxes.concat(unknown);
+  },
+
   // stderr and error outputs (a traceback is one)
   errorOutputs() {
     const selector = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]';

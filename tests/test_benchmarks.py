@@ -53,10 +53,20 @@ def test_jupyterlab_benchmark_table_reports_each_control_and_the_summary():
         {"chapter": "08_rope", "explorer": 0, "control": "position p", "moves": 5, "median_ms": 41.2, "worst_ms": 97.0},
         {"chapter": "08_rope", "explorer": 1, "control": "base b", "moves": 5, "median_ms": 63.0, "worst_ms": 120.4},
         {"chapter": "13_conventions", "explorer": 0, "control": "bug", "moves": 5, "median_ms": None, "worst_ms": None},
+        {
+            "chapter": "16_positions",
+            "explorer": 0,
+            "control": "pads",
+            "moves": 5,
+            "timeouts": 2,
+            "median_ms": 30.0,
+            "worst_ms": 40.0,
+        },
     ]
     text = table(rows)
-    assert "| 08 | 1 | position p | 5 | 41 | 97 |" in text and "| 08 | 2 | base b | 5 | 63 | 120 |" in text
-    assert "| 13 | 1 | bug | 5 | timeout | timeout |" in text
-    # median of (41.2, 63.0) = 52.1; one of the two medians under 50 ms; worst move 120.4
-    assert "3 controls: median of the medians 52 ms, highest median 63 ms, 1 of 2 under 50 ms" in text
-    assert text.endswith("worst single move 120 ms")
+    assert "| 08 | 1 | position p | 5 | 0 | 41 | 97 |" in text and "| 08 | 2 | base b | 5 | 0 | 63 | 120 |" in text
+    assert "| 13 | 1 | bug | 5 | 0 | timeout | timeout |" in text
+    assert "| 16 | 1 | pads | 5 | 2 | 30 | timeout |" in text  # two moves lost: its worst is not 40 ms
+    # medians 41.2, 63.0, 30.0: their median 41.2; two of the three under 50 ms; worst move 120.4
+    assert "4 controls: median of the medians 41 ms, highest median 63 ms, 2 of 3 under 50 ms" in text
+    assert text.endswith("worst single move 120 ms; 2 moves brought no new figure in 15 s")

@@ -27,6 +27,9 @@ def test_notebooks_are_committed_without_outputs(path):
         if cell.cell_type == "code":
             assert not cell.outputs, f"{path.name} cell {index} has outputs: the build executes notebooks"
             assert cell.execution_count is None, f"{path.name} cell {index} has an execution count"
+        # jupyterlab-myst saves each {eval}'s value in its markdown cell; JupyterLab would show them
+        # stale on opening, before the cells run
+        assert "user_expressions" not in cell.metadata, f"{path.name} cell {index} keeps evaluated values"
 
 
 # The smallest text a chapter may set, in points: 9 pt is 11 px at the explorers' 90 dpi (the

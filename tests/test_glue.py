@@ -127,7 +127,8 @@ def test_glued_formats_the_value_glue_stored_under_its_name():
 
 
 def test_glued_names_a_missing_name_and_refuses_a_non_string():
-    with pytest.raises(KeyError, match="nothing was glued under 'never-glued'"):
+    # what a reader stepping cell by cell sees in an error box where the prose quotes a later number
+    with pytest.raises(KeyError, match=r"'never-glued' is not computed yet.*Run All Cells"):
         glued("never-glued:.3f")
     with pytest.raises(TypeError, match="spec must be a string"):
         glued(0.5)
@@ -136,3 +137,30 @@ def test_glued_names_a_missing_name_and_refuses_a_non_string():
 def test_a_glue_name_with_a_colon_is_refused_as_the_role_would_misread_it():
     with pytest.raises(ValueError, match="without ':'"):
         glue("ratio:1", 1.0)
+
+
+@pytest.mark.parametrize("text", ["C:\\path", "tab\there", "zero\u200bwidth", 'it\'s "x"'])
+def test_a_string_jupyterlab_would_show_escaped_is_refused(text):
+    """JupyterLab shows repr(text) with one pair of quotes stripped; the website shows the text."""
+    from IPython.lib.pretty import pretty
+
+    assert pretty(text)[1:-1] != text  # the mistake the rule prevents: the two would differ
+    with pytest.raises(ValueError, match="may not hold"):
+        glue("awkward", text)
+
+
+@pytest.mark.parametrize("text", ["in all 10 seeds", "it's", 'a "quoted" word', "0.5 ≈ ½"])
+def test_a_string_both_places_show_alike_is_glued(text):
+    from IPython.lib.pretty import pretty
+
+    assert glue("plain", text) == text and glued("plain") == text
+    assert pretty(text)[1:-1] == text
+
+
+def test_the_website_role_refuses_what_glued_cannot_evaluate():
+    from posenc.book.eval_role import GLUED_CALL
+
+    assert GLUED_CALL.match('glued("ch08-bound-ratio:.3f")')["spec"] == "ch08-bound-ratio:.3f"
+    assert GLUED_CALL.match("glued('ch08-count')")["spec"] == "ch08-count"
+    for expression in ['glued("other::name")', 'glued("a") + 1', "glued(name)", 'glued("a\\b")', "1 + 1"]:
+        assert GLUED_CALL.match(expression) is None, expression

@@ -1,20 +1,21 @@
-"""The chapters in JupyterLab, as a reader who ran ``make lab`` meets them: JupyterLab 4.5 with
-jupyterlab-myst (the pins of requirements-lab.txt), each chapter opened in Chromium, Run All,
-then every live control moved once (tests/lab_driver.py drives it; the repository's notebooks
-stay untouched, JupyterLab works on a copy).
+"""The chapters in JupyterLab, as a reader who ran ``make lab`` meets them: JupyterLab 4.5 and
+jupyterlab-myst at the pins of requirements-lab.txt (run here from .venv, which also has myst-nb),
+each chapter opened in Chromium, Run All, then every live control moved once (tests/lab_driver.py
+drives it; the repository's notebooks stay untouched, JupyterLab works on a copy).
 
 Each chapter: every cell runs with no error or stderr output and no page error; the prose is
-rendered (no raw directive, role or ``{eval}`` expression left: each computed number shows its
-value); each explorer the chapter shows (a code cell starting ``Explorer(``) draws exactly one
-figure, at its own pixel size or smaller; every slider's track is at least 200 px and each control
-stands apart from the next; every control redraws the figure with its new value. Latencies are
-measured by benchmarks/bench_jupyterlab.py, not asserted here."""
+rendered (no raw directive, role or ``{eval}`` expression left, no error box or unknown-directive
+box in its place: each computed number shows its value); each explorer the chapter shows (a code
+cell starting ``Explorer(``) draws exactly one figure, at its own pixel size or smaller (CSS
+pixels); every slider's track is at least 200 px and each control stands apart from the next;
+every control redraws the figure with its new value. Latencies are measured by
+benchmarks/bench_jupyterlab.py, not asserted here."""
 
 import json
 import re
 
 import pytest
-from lab_driver import CHROMIUM, lab_server, move_every_control, open_and_run_all
+from lab_driver import lab_server, move_every_control, open_and_run_all
 from test_site import browser  # noqa: F401  (fixture)
 
 from conftest import ROOT
@@ -26,9 +27,7 @@ TRACK_PX, GAP_PX = 200, 8
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    if not CHROMIUM.exists():
-        pytest.skip(f"no Chromium at {CHROMIUM}")
+def lab(browser, tmp_path_factory):  # noqa: F811  (browser first: its CI=true rule for a missing Chromium)
     with lab_server(tmp_path_factory.mktemp("jupyterlab")) as base:
         yield base
 
@@ -56,6 +55,8 @@ def test_chapter_runs_renders_and_explores_in_jupyterlab(lab, browser, chapter):
         assert len(prose) > 10, f"{chapter}: {len(prose)} rendered markdown cells"
         raw = [m.string[max(0, m.start() - 40) : m.end() + 40] for t in prose for m in RAW_MYST.finditer(t)]
         assert raw == [], f"{chapter}: raw MyST in the rendered prose: {raw[:5]}"
+        not_rendered = page.evaluate("() => posencLab.proseErrors()")
+        assert not_rendered == [], f"{chapter}: expressions or directives not rendered: {not_rendered[:3]}"
 
         errors = page.evaluate("() => posencLab.errorOutputs()")
         assert errors == [] and page_errors == [], f"{chapter}: {errors[:3]} {page_errors[:3]}"
@@ -77,6 +78,6 @@ def test_chapter_runs_renders_and_explores_in_jupyterlab(lab, browser, chapter):
             assert move["after"] != move["before"], f"{chapter}: the readout did not change: {move}"
         redraw_errors = [e for c in page.evaluate("() => posencLab.codeCells()") for e in c["redrawErrors"]]
         assert redraw_errors == [], f"{chapter}: {redraw_errors}"
-        assert page.evaluate("() => posencLab.errorOutputs()") == []
+        assert page.evaluate("() => posencLab.errorOutputs()") == [] and page_errors == []
     finally:
         page.context.close()

@@ -16,8 +16,9 @@ import re
 from myst_nb.core.variables import create_warning
 from myst_nb.ext.glue.roles import PasteTextRole
 
-# glued("name") or glued("name:format"), quoted with " or ', nothing else
-GLUED_CALL = re.compile(r"""^\s*glued\((?P<q>["'])(?P<spec>[^"'\\]+)(?P=q)\)\s*$""")
+# glued("name") or glued("name:format"), quoted with " or ', nothing else: no "doc::name" (myst-nb's
+# reference to another page's glue, which glued() in the reader's kernel cannot follow)
+GLUED_CALL = re.compile(r"""^\s*glued\((?P<q>["'])(?P<spec>(?:(?!::)[^"'\\])+)(?P=q)\)\s*$""")
 
 
 class GluedEvalRole(PasteTextRole):

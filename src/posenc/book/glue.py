@@ -9,11 +9,17 @@ places a reader meets it:
   from the value the executed notebook glued, exactly as myst-nb's ``{glue:text}`name:.3f```
   would (a name that was not glued is a build warning, an error under ``-W``);
 - in JupyterLab with jupyterlab-myst, the kernel evaluates ``glued("name:.3f")`` when the
-  markdown cell runs (Run All) and the reader sees the string it returns, quotes stripped.
+  markdown cell runs, and the reader sees the string it returns, one pair of outer quotes
+  stripped. With Run All, JupyterLab sends the markdown cells' expressions after every code cell,
+  so each number shows; cell by cell, a number the prose quotes before the cell that computes it
+  shows an error box that says so, until the cell is run again.
 
 ``glued`` formats as myst-nb's ``format_plain_text`` does (the value's ``text/plain`` form read
 back with ``ast.literal_eval``, converted by the format's type character, then ``format``),
 so both show the same characters (tests/test_glue.py compares them over the book's formats).
+A glued string is refused if its ``repr`` would differ from its text once the quotes are
+stripped (a backslash, a character Python escapes, both kinds of quote): JupyterLab shows that
+``repr``, the website the text.
 Outside the build myst-nb may be missing: ``glue`` then only keeps the value for ``glued``, and
 prints it when ``display`` is true. Either way the value is returned, so a cell can assert on it
 beside the glue call.
@@ -38,6 +44,11 @@ def glue(name: str, value, display: bool = False):
     if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
         # a NumPy scalar: its text form "np.float64(0.5)" cannot take a format spec such as :.3f
         value = value.item()
+    if isinstance(value, str) and ("\\" in value or not value.isprintable() or ("'" in value and '"' in value)):
+        raise ValueError(
+            f"value {value!r} for {name!r}: a glued string may not hold a backslash, a character Python "
+            "escapes, or both kinds of quote (JupyterLab would show its escaped form)"
+        )
     _GLUED[name] = value
     try:
         from myst_nb import glue as myst_glue
@@ -58,10 +69,9 @@ def glued(spec: str) -> str:
     if not colon:
         name, fmt = spec, "s"
     if name not in _GLUED:
-        known = ", ".join(sorted(_GLUED)[:5]) or "none yet"
         raise KeyError(
-            f"spec {spec!r}: nothing was glued under {name!r} in this kernel "
-            f"(run the cells above first; glued so far: {known})"
+            f"{name!r} is not computed yet in this kernel: the cell that glues it is further down or has "
+            "not run. Run > Run All Cells shows every number"
         )
     return glued_text(_GLUED[name], fmt)
 

@@ -237,6 +237,7 @@ class Explorer:
             slider_layout = widgets.Layout(
                 # 1ch (a digit's width) is narrower than an average label letter: 48 px to spare
                 width=f"max(var(--jp-widgets-inline-width), calc({characters}ch + {TRACK_PX + 48}px))",
+                max_width="100%",  # a narrow pane: the track shrinks rather than the control overflowing
                 margin=CONTROL_MARGIN,
             )
         if control.kind == "choice":
