@@ -130,8 +130,11 @@ def test_glued_names_a_missing_name_and_refuses_a_non_string():
     # what a reader stepping cell by cell sees in an error box where the prose quotes a later number
     with pytest.raises(KeyError, match=r"'never-glued' is not computed yet.*Run All Cells"):
         glued("never-glued:.3f")
-    with pytest.raises(TypeError, match="spec must be a string"):
-        glued(0.5)
+    for spec in (0.5, "", "  "):
+        with pytest.raises(TypeError, match="spec must be a non-empty string"):
+            glued(spec)
+    with pytest.raises(TypeError, match="fmt must be a format specification string"):
+        glued_text(0.5, 3)
 
 
 def test_a_glue_name_with_a_colon_is_refused_as_the_role_would_misread_it():

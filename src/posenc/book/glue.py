@@ -63,8 +63,8 @@ def glue(name: str, value, display: bool = False):
 def glued(spec: str) -> str:
     """The text of a glued value as the page shows it: ``spec`` is ``"name"`` or ``"name:format"``
     (a format specification ending in its type character, e.g. ``".3f"``, ``",d"``, ``".1%"``)."""
-    if not isinstance(spec, str):
-        raise TypeError(f"spec must be a string such as 'ch04-max-error:.3f', got {spec!r}")
+    if not isinstance(spec, str) or not spec.strip():
+        raise TypeError(f"spec must be a non-empty string such as 'ch04-max-error:.3f', got {spec!r}")
     name, colon, fmt = spec.rpartition(":")  # as myst-nb reads "name:format": the last colon
     if not colon:
         name, fmt = spec, "s"
@@ -92,6 +92,8 @@ def glued_text(value, fmt: str = "s") -> str:
     then the format's last character picks the type: ``s`` str, ``bcdoxX`` int, ``eEfFgGn%``
     float; an empty format gives ``str``. Source: myst-nb 1.4, ``myst_nb.core.variables.format_plain_text``.
     """
+    if not isinstance(fmt, str):
+        raise TypeError(f"fmt must be a format specification string such as '.3f', got {fmt!r}")
     text = _plain_text(value)
     try:
         value = ast.literal_eval(text)

@@ -229,17 +229,6 @@ class Explorer:
     def _make_widget(name: str, control: Control, widgets):
         description = control.label or name
         common = {"description": description, "continuous_update": True, "style": {"description_width": "initial"}}
-        # a slider's track keeps TRACK_PX whatever its label and readout take (ipywidgets' fixed 300 px
-        # left 37 px for a long label), and a gap keeps its readout apart from the next control's label
-        if control.kind != "choice":
-            readout = max(len(format_value(v)) for v in (control.minimum, control.maximum, control.value))
-            characters = len(description) + readout + 4
-            slider_layout = widgets.Layout(
-                # 1ch (a digit's width) is narrower than an average label letter: 48 px to spare
-                width=f"max(var(--jp-widgets-inline-width), calc({characters}ch + {TRACK_PX + 48}px))",
-                max_width="100%",  # a narrow pane: the track shrinks rather than the control overflowing
-                margin=CONTROL_MARGIN,
-            )
         if control.kind == "choice":
             common.pop("continuous_update")
             # wide enough for the label and the longest option (ipywidgets' 300 px cut long model names)
@@ -251,7 +240,19 @@ class Explorer:
                 layout=widgets.Layout(width=width, margin=CONTROL_MARGIN),
                 **common,
             )
-        elif control.kind == "int":
+            made.description_name = name
+            return made
+        # a slider's track keeps TRACK_PX whatever its label and readout take (ipywidgets' fixed
+        # 300 px left 37 px for a long label), and a gap keeps its readout from the next label
+        readout = max(len(format_value(v)) for v in (control.minimum, control.maximum, control.value))
+        characters = len(description) + readout + 4
+        slider_layout = widgets.Layout(
+            # 1ch (a digit's width) is narrower than an average label letter: 48 px to spare
+            width=f"max(var(--jp-widgets-inline-width), calc({characters}ch + {TRACK_PX + 48}px))",
+            max_width="100%",  # a narrow pane: the track shrinks rather than the control overflowing
+            margin=CONTROL_MARGIN,
+        )
+        if control.kind == "int":
             made = widgets.IntSlider(
                 min=int(control.minimum),
                 max=int(control.maximum),
