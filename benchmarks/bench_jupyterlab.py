@@ -90,8 +90,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("chapters", nargs="*", help="chapter names such as 08_rope (default: all)")
     parser.add_argument("--moves", type=int, default=5, help="moves per control (default 5)")
-    parser.add_argument("--json", type=Path, help="also write the rows to this JSON file")
+    parser.add_argument("--json", type=Path, help="also write the rows to this new JSON file")
     args = parser.parse_args(argv)
+    if args.json is not None and args.json.exists():
+        parser.error(f"--json {args.json}: the file exists; give a new path (nothing is overwritten)")
     if args.moves < 1:
         parser.error(f"--moves must be at least 1, got {args.moves}")
     known = sorted(p.stem for p in (ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
