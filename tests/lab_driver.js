@@ -46,6 +46,9 @@ window.posencLab = {
     return Array.from(this.root().querySelectorAll(selector)).map(e => e.textContent.slice(0, 300));
   },
 
+  // an explorer's figure: the live canvas (posenc.book.live) or, without anywidget, a PNG image
+  FIGURE: '.posenc-live-figure, .widget-image',
+
   // per code cell: the start of its source, how many widget figures and controls its output holds,
   // and any "Could not redraw" message an explorer wrote
   codeCells() {
@@ -54,7 +57,7 @@ window.posencLab = {
       const out = cell.querySelector('.jp-OutputArea');
       return {
         source: editor.textContent.slice(0, 200),
-        images: out ? out.querySelectorAll('.widget-image').length : 0,
+        images: out ? out.querySelectorAll(this.FIGURE).length : 0,
         controls: out ? out.querySelectorAll('.widget-hslider, .widget-dropdown').length : 0,
         redrawErrors: out ? Array.from(out.querySelectorAll('.widget-html'))
           .map(e => e.textContent).filter(t => t.includes('Could not redraw')) : [],
@@ -64,7 +67,7 @@ window.posencLab = {
 
   explorers() {
     return Array.from(this.root().querySelectorAll('.jp-OutputArea .widget-vbox'))
-      .filter(b => b.querySelector(':scope > .widget-image'));
+      .filter(b => b.querySelector(this.FIGURE));
   },
 
   // how many controls each live explorer has
@@ -72,11 +75,22 @@ window.posencLab = {
     return this.explorers().map(b => b.querySelectorAll('.widget-hslider, .widget-dropdown').length);
   },
 
-  // the figure's size as drawn and as sent (CSS pixels against the PNG's own pixels)
+  // the figure's size as drawn and as made (CSS pixels against the canvas's or the PNG's own pixels)
   figureSizes() {
     return this.explorers().map(b => {
-      const img = b.querySelector(':scope > .widget-image');
-      return {shown: img.getBoundingClientRect().width, natural: img.naturalWidth};
+      const canvas = b.querySelector('.posenc-live-figure canvas');
+      if (canvas) return {shown: canvas.getBoundingClientRect().width, natural: canvas.width, live: true};
+      const img = b.querySelector('.widget-image');
+      return {shown: img.getBoundingClientRect().width, natural: img.naturalWidth, live: false};
+    });
+  },
+
+  // per live explorer: whether its canvas shows what the kernel's own frame of the controls' state
+  // paints (null while that frame has not come)
+  liveMatches() {
+    return this.explorers().map(b => {
+      const live = b.querySelector('.posenc-live-figure');
+      return live && live.posencLive ? live.posencLive.matchesKernel() : null;
     });
   },
 
@@ -101,27 +115,30 @@ window.posencLab = {
 
   // Move control k of explorer e once, as a reader with the keyboard does: a slider one step with
   // the arrow keys (towards the side it can move to), a menu to its next option. Timed from the input
-  // event to the new figure decoded and painted (the animation frame after the image's decode).
+  // event to the new figure painted: the animation frame after the live canvas counts a new frame
+  // (its data-frames), or after a new PNG is decoded.
   // Resolves to {ms, label, kind, before, after}, or {timeout: true} when no new figure comes in 15 s.
   async move(e, k) {
     const box = this.explorers()[e];
-    const img = box.querySelector(':scope > .widget-image');
+    const live = box.querySelector('.posenc-live-figure');
+    const img = live ? null : box.querySelector('.widget-image');
     const control = box.querySelectorAll('.widget-hslider, .widget-dropdown')[k];
     const label = (control.querySelector('.widget-label') || {}).textContent || '';
     const select = control.querySelector('select');
     const readout = () => select ? select.value : (control.querySelector('.widget-readout') || {}).textContent;
     control.scrollIntoView({block: 'center'});
     const before = readout();
-    const src = img.src;
+    const mark = live ? live.dataset.frames : img.src;
     const painted = new Promise(resolve => {
       const observer = new MutationObserver(() => {
-        if (img.src === src) return;
+        if ((live ? live.dataset.frames : img.src) === mark) return;
         observer.disconnect();
         clearTimeout(timer);
-        img.decode().catch(() => null).then(() => requestAnimationFrame(() => resolve(performance.now())));
+        const decoded = live ? Promise.resolve() : img.decode().catch(() => null);
+        decoded.then(() => requestAnimationFrame(() => resolve(performance.now())));
       });
       const timer = setTimeout(() => { observer.disconnect(); resolve(null); }, 15000);
-      observer.observe(img, {attributes: true, attributeFilter: ['src']});
+      observer.observe(live || img, {attributes: true, attributeFilter: [live ? 'data-frames' : 'src']});
     });
     let t0;
     if (select) {

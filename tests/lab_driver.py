@@ -20,6 +20,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from posenc.book.lab_server import SERVER_OPTION  # as `make lab` starts it: no Nagle delay
+
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
 JUPYTER = Path(sys.executable).with_name("jupyter")
@@ -57,7 +59,7 @@ def lab_server(workdir: Path):
     command = [
         str(JUPYTER), "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
         f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={chapters}",
-        "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
+        "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None", SERVER_OPTION,
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]  # fmt: skip
     if os.getuid() == 0:
@@ -109,13 +111,14 @@ def open_and_run_all(browser, base: str, notebook: str, timeout_s: float = 900):
     return page, seconds, errors
 
 
-def move_every_control(page, moves: int = 1) -> list[dict]:
-    """Move each control of each live explorer ``moves`` times; one record per move."""
+def move_every_control(page, moves: int = 1, pause_ms: int = 250) -> list[dict]:
+    """Move each control of each live explorer ``moves`` times, ``pause_ms`` after each new figure
+    (a reader stepping with the arrow keys); one record per move."""
     records = []
     for e, count in enumerate(page.evaluate("() => posencLab.explorerControls()")):
         for k in range(count):
             for _ in range(moves):
                 record = page.evaluate("([e, k]) => posencLab.move(e, k)", [e, k])
                 records.append({"explorer": e, "control": k, **record})
-                page.wait_for_timeout(50)
+                page.wait_for_timeout(pause_ms)
     return records

@@ -117,6 +117,8 @@ def test_api_page_documents_every_public_name():
     import posenc.book.browser_formulas
     import posenc.book.controls
     import posenc.book.data_files
+    import posenc.book.lab_server
+    import posenc.book.live
     import posenc.book.player
     import posenc.book.plotting
     import posenc.book.webfigure
@@ -130,7 +132,7 @@ def test_api_page_documents_every_public_name():
     for name in posenc.__all__:
         assert re.search(rf"posenc(\.\w+)?\.{name}\b", text), f"api.md does not document posenc.{name}"
     modules = (posenc.nn, posenc.book.plotting, posenc.book.widgets, posenc.book.controls, posenc.book.player)
-    modules += (posenc.book.webfigure, posenc.book.data_files)
+    modules += (posenc.book.webfigure, posenc.book.data_files, posenc.book.live, posenc.book.lab_server)
     modules += (posenc.exercises, posenc.course.editions, posenc.course.otter_export, posenc.book.browser_formulas)
     for module in modules:
         for name in module.__all__:

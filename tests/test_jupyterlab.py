@@ -8,7 +8,8 @@ rendered (no raw directive, role or ``{eval}`` expression left, no error box or 
 box in its place: each computed number shows its value); each explorer the chapter shows (a code
 cell starting ``Explorer(``) draws exactly one figure, at its own pixel size or smaller (CSS
 pixels); every slider's track is at least 200 px and each control stands apart from the next;
-every control redraws the figure with its new value. Latencies are measured by
+every control redraws the figure with its new value, and the state the canvas shows at the end (often
+one the kernel sent ahead, posenc.book.live) is what the kernel draws for it, pixel for pixel. Latencies are measured by
 benchmarks/bench_jupyterlab.py, not asserted here."""
 
 import json
@@ -65,6 +66,7 @@ def test_chapter_runs_renders_and_explores_in_jupyterlab(lab, browser, chapter):
         shown = [c["images"] for c in cells if c["images"]]
         assert shown == [1] * explorers_in(chapter), f"{chapter}: figures per explorer cell {shown}"
         for size in page.evaluate("() => posencLab.figureSizes()"):
+            assert size["live"], f"{chapter}: a PNG figure, not the live canvas (posenc.book.live)"
             assert 0 < size["shown"] <= size["natural"] + 0.5, f"{chapter}: figure scaled up {size}"
         for controls in page.evaluate("() => posencLab.controlLayout()"):
             for control in controls:
@@ -76,6 +78,11 @@ def test_chapter_runs_renders_and_explores_in_jupyterlab(lab, browser, chapter):
         for move in moves:
             assert not move.get("timeout"), f"{chapter}: no new figure after moving {move}"
             assert move["after"] != move["before"], f"{chapter}: the readout did not change: {move}"
+        # the last state painted (often one sent ahead) is what the kernel draws for it, pixel for pixel
+        page.wait_for_function("() => !posencLab.liveMatches().includes(null)", timeout=30_000)
+        assert all(page.evaluate("() => posencLab.liveMatches()")), (
+            f"{chapter}: a canvas differs from the kernel's frame"
+        )
         redraw_errors = [e for c in page.evaluate("() => posencLab.codeCells()") for e in c["redrawErrors"]]
         assert redraw_errors == [], f"{chapter}: {redraw_errors}"
         assert page.evaluate("() => posencLab.errorOutputs()") == [] and page_errors == []

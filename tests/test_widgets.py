@@ -298,10 +298,12 @@ def test_an_artist_the_website_cannot_draw_is_named():
 def test_live_widget_redraws_and_never_raises(monkeypatch):
     explorer = line_explorer()
     box = explorer.widget()
-    controls, image, message = box.children[0].children, box.children[1], box.children[2]
-    before = image.value
+    controls, figure, message = box.children[0].children, box.children[1], box.children[2]
+    assert type(figure).__name__ == "LiveFigure"  # the canvas form (tests/test_live.py)
+    before = figure.frame
     controls[0].value = 2.0
-    assert image.value != before and message.value == ""
+    assert figure.frame != before and figure.frame["key"] != before["key"] and message.value == ""
+    assert explorer.values["speed"] == 2.0 and figure.alt == "a sin wave at speed 2.0"
 
     def broken(**values):
         raise RuntimeError("boom")
@@ -309,6 +311,28 @@ def test_live_widget_redraws_and_never_raises(monkeypatch):
     monkeypatch.setattr(explorer, "_update", broken)
     controls[0].value = 1.5  # the callback catches the error and reports it
     assert "Could not redraw: boom" in message.value
+
+
+def test_without_anywidget_the_live_figure_is_a_png(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_anywidget(name, *args, **kwargs):
+        if name == "anywidget":
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.delitem(__import__("sys").modules, "posenc.book.live", raising=False)
+    monkeypatch.setattr(builtins, "__import__", no_anywidget)
+    explorer = line_explorer()
+    box = explorer.widget()
+    controls, image, message = box.children[0].children, box.children[1], box.children[2]
+    assert type(image).__name__ == "Image" and image.value[:8] == b"\x89PNG\r\n\x1a\n"
+    before = image.value
+    controls[0].value = 2.0
+    assert image.value != before and message.value == ""
+    assert image.value == explorer.render(speed=2.0)  # what matplotlib draws in that state
 
 
 def test_static_mode_switch(monkeypatch):

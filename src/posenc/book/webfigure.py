@@ -35,7 +35,7 @@ from .browser_formulas import _ARRAY_DIGITS, BROWSER_FORMULAS
 from .controls import format_value
 from .plotting import smallest_text_px
 
-__all__ = ["web_grids", "control_grid", "figure_data", "alt_text"]
+__all__ = ["web_grids", "control_grid", "figure_data", "live_frame", "alt_text"]
 
 MAX_STATES = 2000  # grid points per explorer: a page stays under 3 MB, its data well under 1 MB gzipped
 CHECK_FIRST, CHECK_EVERY = 20, 10  # a browser formula is checked in its first 20 states, then 1 in 10
@@ -131,8 +131,9 @@ def _rgba(colour, alpha=None) -> str | None:
 class _Recorder:
     """Collects the unique records, their binary arrays and the marker shapes of one explorer."""
 
-    def __init__(self, figure):
+    def __init__(self, figure, check_formulas: bool = True):
         self.figure = figure
+        self.check_formulas = check_formulas
         self.height = figure.bbox.height
         self.px_per_point = figure.dpi / 72.0
         self.renderer = figure.canvas.get_renderer()
@@ -277,15 +278,10 @@ class _Recorder:
             display = transform.transform_path(line.get_path())  # drawstyle (steps) included
             clip = line.get_clip_box().extents if record["clip"] else None
             cleaned = display.cleaned(remove_nans=True, clip=clip, simplify=True)
-            parts, current = [], []
-            for vertex, code in zip(cleaned.vertices, cleaned.codes, strict=True):
-                if code == 1 and current:  # MOVETO
-                    parts.append(current)
-                    current = []
-                if code in (1, 2):
-                    current.append(vertex)
-            if current:
-                parts.append(current)
+            codes = cleaned.codes
+            drawn = np.flatnonzero((codes == 1) | (codes == 2))  # MOVETO, LINETO: the polyline's points
+            starts = np.flatnonzero(codes[drawn] == 1)  # each MOVETO starts a sub-path
+            parts = np.split(cleaned.vertices[drawn], starts[starts > 0])
             arrays["p"] = [self._canvas(part) for part in parts if len(part) > 1]
         if stroked:
             offset, pattern = getattr(line, "_dash_pattern", (0, None))
@@ -396,6 +392,8 @@ class _Recorder:
         return rect, flip_rows, flip_columns, bool((xb - xa) / shape[1] < 3)
 
     def _should_check(self, name: str) -> bool:
+        if not self.check_formulas:
+            return False
         count = self.checked.get(name, 0)
         self.checked[name] = count + 1
         return count < CHECK_FIRST or count % CHECK_EVERY == 0
@@ -547,8 +545,6 @@ def figure_data(explorer, grids: dict[str, tuple] | None = None) -> dict:
     still = explorer._png(compress_level=9, palette=True)
     still_alt = explorer.alt_text(defaults)
     smallest = smallest_text_px(figure)  # drawn in its default state just above
-    states = np.asarray(table, dtype=np.int64)
-    wide = states.max(initial=0) >= 2**16
     controls = []
     for name in names:
         control, grid = explorer.controls[name], grids[name]
@@ -563,14 +559,28 @@ def figure_data(explorer, grids: dict[str, tuple] | None = None) -> dict:
                 "start": start,
             }
         )
-    pixels = b"".join(recorder.pixels)
-    xy = np.concatenate(recorder.xy) if recorder.xy else np.zeros((0, 2), "<i2")
     return {
         "width": round(figure.bbox.width),
         "height": round(figure.bbox.height),
         "main": names.index(explorer.animate),
         "controls": controls,
-        "artists": len(moving),
+        **_painter_data(recorder, len(moving), table, alts, list(sentence_index)),
+        "background": _b64(background),
+        "still": still,  # the default state as matplotlib draws it, for readers without JavaScript
+        "still_alt": still_alt,
+        "smallest_text_px": None if smallest is None else round(smallest, 3),  # font size x dpi / 72
+    }
+
+
+def _painter_data(recorder: _Recorder, artists: int, table: list, alts: list, sentences: list) -> dict:
+    """What the browser's painter (``posencPainter`` in posenc-player.js) reads: the records, their
+    shared tables and binary arrays, and ``table``: per state, each artist's record and the alt text."""
+    states = np.asarray(table, dtype=np.int64).reshape(len(table), artists + 1)
+    wide = states.max(initial=0) >= 2**16
+    pixels = b"".join(recorder.pixels)
+    xy = np.concatenate(recorder.xy) if recorder.xy else np.zeros((0, 2), "<i2")
+    return {
+        "artists": artists,
         "items": recorder.items,
         "styles": recorder.styles,
         "shapes": recorder.shapes,
@@ -578,16 +588,25 @@ def figure_data(explorer, grids: dict[str, tuple] | None = None) -> dict:
         "arrays": recorder.arrays,
         "axes": recorder.axes_data(),
         "alts": alts,
-        "sentences": list(sentence_index),
+        "sentences": sentences,
         "table": _b64(states.astype("<u4" if wide else "<u2").tobytes()),
         "wide": bool(wide),
         "xy": _b64(xy.astype("<i2").tobytes()),
         "px": _b64(pixels),
-        "background": _b64(background),
-        "still": still,  # the default state as matplotlib draws it, for readers without JavaScript
-        "still_alt": still_alt,
-        "smallest_text_px": None if smallest is None else round(smallest, 3),  # font size x dpi / 72
     }
+
+
+def live_frame(figure, moving: list, alt: str = "") -> dict:
+    """The moving artists of ``figure`` in its current state, as the painter's data with one state.
+
+    What a live explorer's kernel sends the browser on each move (:mod:`posenc.book.live`): the
+    same records as one state of :func:`figure_data`, drawn by the same painter over the figure's
+    background. The browser formulas are not checked against Python here: :func:`figure_data`
+    checks them on every build of the website, over each explorer's grid.
+    """
+    recorder = _Recorder(figure, check_formulas=False)
+    row = [recorder.record(artist) for artist in moving]
+    return _painter_data(recorder, len(moving), [[*row, 0]], [[0]], [alt])
 
 
 def _distance(a, b) -> float:

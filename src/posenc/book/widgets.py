@@ -203,27 +203,51 @@ class Explorer:
         return static_player(self)
 
     def widget(self):
-        """The live form: ipywidgets controls above the figure, redrawn on every change."""
+        """The live form: ipywidgets controls above the figure, redrawn on every change.
+
+        The figure is painted in the browser by the website's renderer from the records the
+        kernel makes on each move (:class:`posenc.book.live.LiveFigure`); without anywidget, or
+        for a figure that renderer cannot draw, it is a PNG that matplotlib redraws.
+        """
         import ipywidgets as widgets
 
-        # at its own pixel size, scaled down in a narrow window, never up (that blurs its text)
-        width_px, _ = self.figure.canvas.get_width_height()
-        image = widgets.Image(
-            value=self.render(), format="png", layout=widgets.Layout(width=f"{width_px}px", max_width="100%")
-        )
         message = widgets.HTML()
         controls = [self._make_widget(name, control, widgets) for name, control in self.controls.items()]
+        figure, redraw = self._live_figure(widgets, dict(zip(self.controls, controls, strict=True)))
 
         def on_change(change):
             try:
-                image.value = self.render(**{change["owner"].description_name: change["new"]})
+                name = change["owner"].description_name
+                self.values[name] = self.controls[name].clamp(change["new"])
+                redraw(moved=name)
                 message.value = ""
             except Exception as error:  # a callback must never raise: say what went wrong instead
                 message.value = f"<span style='color:#D55E00'>Could not redraw: {html.escape(str(error))}</span>"
 
         for control in controls:
             control.observe(on_change, names="value")
-        return widgets.VBox([widgets.HBox(controls, layout=widgets.Layout(flex_flow="row wrap")), image, message])
+        return widgets.VBox([widgets.HBox(controls, layout=widgets.Layout(flex_flow="row wrap")), figure, message])
+
+    def _live_figure(self, widgets, controls: dict):
+        """The figure's widget and the function that redraws it with ``self.values``
+        (``redraw(moved=name)``, ``moved`` the control that moved)."""
+        try:
+            from .live import LiveFigure
+
+            figure = LiveFigure(self, controls)
+            return figure, figure.redraw
+        except (ImportError, NotImplementedError):
+            pass
+        # at its own pixel size, scaled down in a narrow window, never up (that blurs its text)
+        width_px, _ = self.figure.canvas.get_width_height()
+        image = widgets.Image(
+            value=self.render(), format="png", layout=widgets.Layout(width=f"{width_px}px", max_width="100%")
+        )
+
+        def redraw(moved=None):
+            image.value = self.render()
+
+        return image, redraw
 
     @staticmethod
     def _make_widget(name: str, control: Control, widgets):

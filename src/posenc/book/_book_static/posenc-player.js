@@ -1,27 +1,25 @@
-/* The website's explorer player (posenc.book.player). posencPlayer(id, S, interval) redraws the
-   explorer <figure id=id> on its canvas from S, the data of posenc.book.webfigure.figure_data: a
-   state is one value index per control; S.table names, for each state, the record of every moving
-   artist and the alt text. Records are drawn in the order update() returns them, over the
-   background, as matplotlib blits them in a live kernel. Images and lines marked computed_in_browser
-   are computed by posencFormulas (posenc-formulas.js). Every explorer's own inline script calls
+/* The explorers' canvas renderer (posenc.book.player, posenc.book.live).
+
+   posencPainter(S, ctx) draws on the 2-D context ctx the moving artists recorded in S (the data of
+   posenc.book.webfigure: figure_data for the website, live_frame for a kernel): S.table names, for
+   each state, the record of every moving artist and the alt text. Records are drawn in the order
+   update() returns them, over the background, as matplotlib blits them. Images and lines marked
+   computed_in_browser are computed by posencFormulas (posenc-formulas.js).
+
+   posencPlayer(id, S, interval) is the website's explorer: it redraws the explorer <figure id=id>
+   on its canvas from S, a grid of every control's values. Every explorer's own inline script calls
    posencPlayer once; the chapter pages load this file (posenc.book.sphinxext), a notebook's output
-   inlines it (posenc.book.player.player_code). */
-function posencPlayer(id,S,interval){
+   inlines it (posenc.book.player.player_code). In a live kernel, posenc-live.js draws each state
+   the kernel records with the same painter. */
+function posencPainter(S,ctx){
 "use strict";
-var root=document.getElementById(id), FORMULAS=posencFormulas;
+var FORMULAS=posencFormulas;
 function bytes(s){var b=atob(s),a=new Uint8Array(b.length);for(var i=0;i<b.length;i++)a[i]=b.charCodeAt(i);return a;}
 var XY=new Int16Array(bytes(S.xy).buffer), PX=bytes(S.px), T=bytes(S.table).buffer;
-var TABLE=S.wide?new Uint32Array(T):new Uint16Array(T), ROW=S.artists+1, C=S.controls;
-S.items=S.items.map(function(it){return Object.assign({},S.styles[it.s],it);}); // style shared by many records
-var index=C.map(function(c){return c.start;}), strides=[], n=1;
-for(var k=C.length-1;k>=0;k--){strides[k]=n;n*=C[k].values.length;}
-var canvas=root.querySelector('canvas'), ctx=canvas.getContext('2d'), still=root.querySelector('img');
-var inputs=C.map(function(c,k){return root.querySelector('#'+root.id+'-'+k);});
-var outputs=C.map(function(c,k){return root.querySelector('output[for="'+root.id+'-'+k+'"]');});
-var play=root.querySelector('button'), panel=root.querySelector('.pe-controls');
-var paths={}, bitmaps={count:0}, shapes={}, times=[], bg=new Image(), timer=null;
+var TABLE=S.wide?new Uint32Array(T):new Uint16Array(T), ROW=S.artists+1;
+var items=S.items.map(function(it){return Object.assign({},S.styles[it.s],it);}); // style shared by many records
+var paths={}, bitmaps={count:0}, shapes={};
 var CAP={projecting:'square',butt:'butt',round:'round'};
-function state(){var s=0;for(var k=0;k<index.length;k++)s+=index[k]*strides[k];return s;}
 function pairs(ref){var out=[],o=2*ref[0],x=0,y=0,fresh=true;for(var i=0;i<ref[1];i++){
   var dx=XY[o+2*i],dy=XY[o+2*i+1];if(dx===-32768){out.push(null);fresh=true;continue;}
   if(fresh){x=dx;y=dy;fresh=false;}else{x+=dx;y+=dy;}out.push([x/8,y/8]);}return out;}
@@ -74,11 +72,40 @@ function paint(it,id){
   }
   ctx.restore();
 }
+// draw state number s over the background image bg; returns its alt text
+function draw(s,bg){
+  var row=s*ROW;
+  ctx.setTransform(1,0,0,1,0,0);ctx.clearRect(0,0,ctx.canvas.width,ctx.canvas.height);ctx.drawImage(bg,0,0);
+  for(var a=0;a<S.artists;a++){var id=TABLE[row+a];paint(items[id],id);}
+  return S.alts[TABLE[row+S.artists]].map(function(k){return S.sentences[k];}).join(' ');
+}
+// what state s draws, in canvas pixels and data (for tests: read back and compared with posenc)
+function drawn(s){var row=s*ROW,out=[];
+  for(var a=0;a<S.artists;a++){var it=items[TABLE[row+a]],o={t:it.t,ax:it.ax,clip:it.clip};
+    if(it.p)o.p=pairs(it.p);if(it.mp)o.mp=pairs(it.mp);if(it.lines)o.lines=it.lines.map(function(l){return l[0];});
+    if(it.size&&!it.fn){o.size=it.size;o.rect=it.rect;o.pal=it.pal;o.bpp=it.bpp;
+      o.pixels=Array.from(PX.subarray(it.pixels[0],it.pixels[0]+it.pixels[1]));}
+    if(it.fn&&it.t==='i'){o.fn=it.fn;o.args=args(it.args);o.values=Array.from(FORMULAS[it.fn](o.args));}
+    if(it.fn&&it.t==='l'){var r=FORMULAS[it.fn](args(it.args));o.fn=it.fn;o.args=args(it.args);o.p=curve(it);
+      o.x=Array.from(r.x);o.y=Array.from(r.y);}
+    out.push(o);}return out;}
+return {draw:draw,drawn:drawn,formulas:FORMULAS};
+}
+function posencPlayer(id,S,interval){
+"use strict";
+var root=document.getElementById(id), C=S.controls;
+var canvas=root.querySelector('canvas'), ctx=canvas.getContext('2d'), still=root.querySelector('img');
+var painter=posencPainter(S,ctx);
+var index=C.map(function(c){return c.start;}), strides=[], n=1;
+for(var k=C.length-1;k>=0;k--){strides[k]=n;n*=C[k].values.length;}
+var inputs=C.map(function(c,k){return root.querySelector('#'+root.id+'-'+k);});
+var outputs=C.map(function(c,k){return root.querySelector('output[for="'+root.id+'-'+k+'"]');});
+var play=root.querySelector('button'), panel=root.querySelector('.pe-controls');
+var times=[], bg=new Image(), timer=null;
+function state(){var s=0;for(var k=0;k<index.length;k++)s+=index[k]*strides[k];return s;}
 function draw(){
-  var t0=performance.now(),row=state()*ROW;
-  ctx.setTransform(1,0,0,1,0,0);ctx.clearRect(0,0,canvas.width,canvas.height);ctx.drawImage(bg,0,0);
-  for(var a=0;a<S.artists;a++){var id=TABLE[row+a];paint(S.items[id],id);}
-  canvas.setAttribute('aria-label',S.alts[TABLE[row+S.artists]].map(function(k){return S.sentences[k];}).join(' '));
+  var t0=performance.now();
+  canvas.setAttribute('aria-label',painter.draw(state(),bg));
   times.push(performance.now()-t0);
 }
 function show(k){var c=C[k];inputs[k].value=String(index[k]);outputs[k].textContent=c.shown[index[k]];
@@ -91,16 +118,8 @@ inputs.forEach(function(input,k){input.addEventListener(C[k].kind==='range'?'inp
 play.addEventListener('click',function(){if(timer){stop();return;}var m=S.main,last=C[m].values.length-1;
   play.textContent='Pause';play.setAttribute('aria-pressed','true');if(index[m]>=last)set(m,0);
   timer=setInterval(function(){if(index[m]>=last){stop();return;}set(m,index[m]+1);},interval);});
-root.posencExplorer={data:S,times:times,set:set,formulas:FORMULAS,index:function(){return index.slice();},
-  drawn:function(){var row=state()*ROW,out=[];
-  for(var a=0;a<S.artists;a++){var it=S.items[TABLE[row+a]],o={t:it.t,ax:it.ax,clip:it.clip};
-    if(it.p)o.p=pairs(it.p);if(it.mp)o.mp=pairs(it.mp);if(it.lines)o.lines=it.lines.map(function(l){return l[0];});
-    if(it.size&&!it.fn){o.size=it.size;o.rect=it.rect;o.pal=it.pal;o.bpp=it.bpp;
-      o.pixels=Array.from(PX.subarray(it.pixels[0],it.pixels[0]+it.pixels[1]));}
-    if(it.fn&&it.t==='i'){o.fn=it.fn;o.args=args(it.args);o.values=Array.from(FORMULAS[it.fn](o.args));}
-    if(it.fn&&it.t==='l'){var r=FORMULAS[it.fn](args(it.args));o.fn=it.fn;o.args=args(it.args);o.p=curve(it);
-      o.x=Array.from(r.x);o.y=Array.from(r.y);}
-    out.push(o);}return out;}};
+root.posencExplorer={data:S,times:times,set:set,formulas:painter.formulas,index:function(){return index.slice();},
+  drawn:function(){return painter.drawn(state());}};
 bg.onload=function(){C.forEach(function(c,k){show(k);});draw();canvas.hidden=false;still.hidden=true;panel.hidden=false;};
 bg.src='data:image/png;base64,'+S.background;
 }
