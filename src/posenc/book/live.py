@@ -38,8 +38,8 @@ from .webfigure import live_frame
 
 __all__ = ["LiveFigure", "LIVE_FILES", "AHEAD_KEPT", "OFF_GRID", "live_module"]
 
-#: The files of the book's static folder that make the live view, in order: the browser formulas
-#: (``posencFormulas``), the painter (``posencPainter``) and the view (``export default {render}``).
+#: The live view's files in the book's static folder, in the order they are joined. The browser
+#: formulas (``posencFormulas``), the painter (``posencPainter``) and the view (``export default {render}``).
 LIVE_FILES = ("posenc-formulas.js", "posenc-player.js", "posenc-live.js")
 #: The most states a view keeps; past it the kernel tells the view to forget them all and starts again.
 AHEAD_KEPT = 512
@@ -231,7 +231,8 @@ class LiveFigure(anywidget.AnyWidget):
         queue: list = self._ahead(moved) if self.ahead_enabled and not self._stale_background else []
         if alt:
             queue.insert(min(1, len(queue)), "alt")  # after the likeliest next state
-        queue.append("restore")
+        if any(isinstance(item, tuple) for item in queue):
+            queue.append("restore")  # states ahead leave the figure in another state
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no event loop (a script, a test): the alt text now, nothing ahead

@@ -599,7 +599,7 @@ def _painter_data(recorder: _Recorder, artists: int, table: list, alts: list, se
 def live_frame(figure, moving: list, alt: str = "") -> dict:
     """The moving artists of ``figure`` in its current state, as the painter's data with one state.
 
-    What a live explorer's kernel sends the browser on each move (:mod:`posenc.book.live`): the
+    What a live explorer's kernel sends the browser on each move (``posenc.book.live``): the
     same records as one state of :func:`figure_data`, drawn by the same painter over the figure's
     background. The browser formulas are not checked against Python here: :func:`figure_data`
     checks them on every build of the website, over each explorer's grid.
