@@ -240,6 +240,12 @@ def test_ahead_can_be_turned_off(monkeypatch):
     assert sent == [] and figure.alt == json.dumps(dict(explorer.values), sort_keys=True)
 
 
+def test_controls_must_be_the_explorers_own():
+    explorer, widgets, _ = make()
+    with pytest.raises(ValueError, match=r"controls \['speeds'\] are not controls of this explorer"):
+        LiveFigure(explorer, {"speeds": widgets["speed"]})
+
+
 def test_a_figure_the_painter_cannot_draw_falls_back_to_a_png():
     def full_redraw(fig):
         ax = fig.subplots()

@@ -111,6 +111,11 @@ class LiveFigure(anywidget.AnyWidget):
         Raises ``NotImplementedError`` when the painter cannot draw the explorer: ``update``
         returns no artists, or an artist the recorder does not know.
         """
+        unknown = sorted(set(controls or {}) - set(explorer.controls))
+        if unknown:
+            raise ValueError(
+                f"controls {unknown} are not controls of this explorer; it has {sorted(explorer.controls)}"
+            )
         super().__init__(**kwargs)
         self.explorer = explorer
         explorer._draw(explorer.values)  # lays the figure out and learns which artists move
@@ -178,8 +183,8 @@ class LiveFigure(anywidget.AnyWidget):
         self.explorer._background = None  # the explorer's own blitting must lay out again
         return base64.b64encode(png).decode("ascii")
 
-    def _update(self, values: dict) -> bool:
-        """Run ``update``; True if new artists move (they join ``moving``; the background is stale)."""
+    def _update(self, values: dict) -> None:
+        """Run ``update``; new artists that move join ``moving`` and make the background stale."""
         changed = self.explorer._update(**values)
         if changed is None:
             raise NotImplementedError("update() returned no artists; a live canvas needs them")
@@ -188,7 +193,6 @@ class LiveFigure(anywidget.AnyWidget):
             self.moving += new
             self.explorer._animated = list(self.moving)
             self._stale_background = True
-        return bool(new)
 
     def redraw(self, moved: str | None = None) -> None:
         """Run ``update`` with the explorer's values and send the new frame (and, if new artists
