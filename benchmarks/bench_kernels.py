@@ -3,7 +3,8 @@
 Run: ``make bench`` (or ``.venv/bin/python benchmarks/bench_kernels.py [--quick]``).
 
 Everything is timed in one process, in one run, on the same tensors, and reported as
-ratios, which travel between machines better than seconds. The contenders rotate a
+ratios, which travel between machines better than seconds. The contenders take turns, one
+call each per round, in an order that rotates every round. The contenders rotate a
 query and a key tensor of shape (batch, heads, seq, head_dim) in float32:
 
 * ``transformers``: ``apply_rotary_pos_emb(q, k, cos, sin)`` with cos/sin precomputed
@@ -51,13 +52,20 @@ from posenc.nn import RotaryEmbedding
 
 def time_round_robin(contenders: dict, repeats: int, warmup: int = 2) -> dict:
     """Time each contender once per round, ``repeats`` rounds, so that a slow spell of
-    the machine hits every contender alike; report the median and the minimum."""
+    the machine hits every contender alike; report the median and the minimum.
+
+    The order rotates by one each round, so every contender runs in every seat: the one timed
+    right after transformers' call pays for the memory that call has just freed (on these
+    machines a contender's median rose by up to 2x in that seat, whichever it was)."""
     for function in contenders.values():
         for _ in range(warmup):
             function()
     seconds = {name: [] for name in contenders}
-    for _ in range(repeats):
-        for name, function in contenders.items():
+    names = list(contenders)
+    for round_number in range(repeats):
+        shift = round_number % len(names)
+        for name in names[shift:] + names[:shift]:
+            function = contenders[name]
             start = time.perf_counter()
             function()
             seconds[name].append(time.perf_counter() - start)

@@ -22,6 +22,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "book"))
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# jsonschema (imported by nbformat) imports the optional rfc3987_syntax, when installed (JupyterLab's
+# jupyter-events brings it), to check the "iri" string format; it builds a parser at import, 2 s in
+# every test process. No test validates an IRI, so the tests go without it (jsonschema then skips
+# that one format). Commands run by the tests in their own processes still import it.
+sys.modules.setdefault("rfc3987_syntax", None)
+
 # `make check` (the contributors' quick loop) runs every test but the slow ones: those that
 # execute chapters, grade a class of notebooks, train the lab's models, build the reference library's
 # models layer by layer, read its whole class table, mutate every checker, or time the kernels.
@@ -47,6 +53,12 @@ SLOW_NAMES = (
     "every_hint_is_distinct_and_every_mistake_model_earns_its_own",
     "each_correction_quotes_text_that_the_commit_replaced",
     "text_configuration_trained_on_the_gpu",  # a 45-s CPU training run
+    # the command-line tests that start Python processes (2-12 s each); the functions behind
+    # the commands are tested in-process in the quick loop
+    "fold_command_checks_and_writes",
+    "course_commands_that_need_no_checker_start_without_torch",
+    "command_line_answers_a_bad_path_without_a_traceback",
+    "two_workers_of_one_run_share_one_build",
 )
 
 

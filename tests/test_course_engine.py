@@ -18,6 +18,13 @@ def notebook_function(source, name="f"):
     return module.__dict__[name]
 
 
+@pytest.fixture(autouse=True)
+def students_isolation(monkeypatch):
+    """These tests are about the isolation a student gets, a forked process (`make check` sets the thread
+    fallback for the other files' checks); the tests of the fallback set it themselves."""
+    monkeypatch.setenv("POSENC_CHECK_ISOLATION", "fork")
+
+
 def test_an_endless_loop_is_stopped_and_the_caller_goes_on():
     f = notebook_function("def f(factor):\n    while True:\n        pass\n")
     start = time.monotonic()
@@ -89,6 +96,44 @@ def test_switching_off_is_undone_even_on_error_and_timeout(mode, monkeypatch):
     assert check("yarn_temperature", notebook_function("def f(factor):\n    exit()\n")).status == "exited"
 
 
+def test_a_function_left_running_in_a_thread_does_not_judge_the_next_checks(monkeypatch):
+    """The fallback without fork cannot stop a function that runs past its time; the checks after it
+    must start clean while it still runs and calls posenc."""
+    monkeypatch.setenv("POSENC_CHECK_ISOLATION", "thread")
+    spins = notebook_function(
+        "import time\ndef f(n_positions, d_model, base=10000.0):\n    end = time.monotonic() + 1\n"
+        "    while time.monotonic() < end:\n        try:\n            posenc.sinusoidal(2, 2)\n"
+        "        except Exception:\n            pass\n"
+    )
+    assert check("sinusoidal", spins, timeout=0.2).status == "timed out"
+    assert (
+        check(
+            "sinusoidal",
+            lambda n_positions, d_model, base=10000.0: posenc.absolute.sinusoidal(n_positions, d_model, base),
+        ).status
+        == "failed"
+    )  # still switched off for the next check
+    right = notebook_function(
+        "def f(n_positions, d_model, base=10000.0):\n    p = np.arange(n_positions)[:, None]\n"
+        "    angles = p / base ** (np.arange(0, d_model, 2) / d_model)\n    table = np.zeros((n_positions, d_model))\n"
+        "    table[:, 0::2], table[:, 1::2] = np.sin(angles), np.cos(angles[:, : d_model // 2])\n    return table\n"
+    )
+    assert check("sinusoidal", right).passed  # while the first function still spins
+    time.sleep(1)  # the first function ends by itself
+
+
+def test_a_function_that_returns_after_its_time_does_not_clear_the_next_checks_finding(monkeypatch):
+    monkeypatch.setenv("POSENC_CHECK_ISOLATION", "thread")
+    late = notebook_function("import time\ndef f(factor):\n    time.sleep(0.4)\n    return 1.0\n")
+    assert check("yarn_temperature", late, timeout=0.2).status == "timed out"
+    hides_the_call = notebook_function(
+        "import time\ndef f(factor):\n    try:\n        posenc.yarn_attention_factor(factor)\n    except Exception:\n"
+        "        pass\n    time.sleep(0.5)\n    return 1.0 if factor <= 1 else 0.1 * np.log(factor) + 1\n"
+    )
+    result = check("yarn_temperature", hides_the_call)  # the late function returns while this one sleeps
+    assert result.status == "failed" and "caught the error; it still counts" in result.message
+
+
 def test_printed_output_comes_back(capsys):
     f = notebook_function(
         "def f(factor):\n    print('debugging', factor)\n    return 1.0 if factor <= 1 else 0.1 * np.log(factor) + 1\n"
@@ -120,9 +165,9 @@ def test_the_plan_has_every_boundary_every_form_and_reruns(name):
         origins = [case.origin for case in plan]
         declared = [{k: v for k, v in c.items() if not k.startswith("_")} for c in exercise.boundaries]
         boundary = [case.kwargs for case in plan if case.origin == "boundary"]
-        assert len(boundary) == len(declared) and all(
-            any(str(b) == str(d) for b in boundary) for d in declared
-        ), "a declared boundary is missing"
+        assert len(boundary) == len(declared) and all(any(str(b) == str(d) for b in boundary) for d in declared), (
+            "a declared boundary is missing"
+        )
         forms = {(arg, form) for case in plan for arg, form in case.forms.items()}
         wanted = {(arg, form) for arg, spec in exercise.args.items() for form in spec.forms}
         assert forms == wanted, f"forms never passed: {wanted - forms}"
@@ -166,13 +211,18 @@ def test_answers_replayed_in_the_order_of_the_calls_fail():
 
 IN_PLACE = {
     # (exercise, source): the input changed in place, in the form the text allows for it
-    "a float array, by out=": ("paper_interpolate", """
+    "a float array, by out=": (
+        "paper_interpolate",
+        """
 def f(lengths, values, length):
     in_place = isinstance(lengths, np.ndarray) and lengths.dtype == float
     log_lengths = np.log(lengths, out=lengths) if in_place else np.log(lengths)
     return float(np.interp(np.log(length), log_lengths, values))
-"""),
-    "a list, sorted and extended": ("paper_interpolate", """
+""",
+    ),
+    "a list, sorted and extended": (
+        "paper_interpolate",
+        """
 def f(lengths, values, length):
     if isinstance(values, list):
         values.append(values[-1])
@@ -185,8 +235,11 @@ def f(lengths, values, length):
         lengths.append(lengths[-1] + 1) if isinstance(lengths, list) else None
     log_lengths = np.log(np.asarray(lengths[: len(values)], float))
     return float(np.interp(np.log(length), log_lengths, np.asarray(values, float)))
-"""),
-    "a tensor": ("rope", """
+""",
+    ),
+    "a tensor": (
+        "rope",
+        """
 def f(x, positions, base=10000.0):
     if isinstance(positions, torch.Tensor):
         positions += 0 * positions + 1
@@ -200,16 +253,22 @@ def f(x, positions, base=10000.0):
     out[..., 0::2] = x[..., 0::2] * np.cos(angles) - x[..., 1::2] * np.sin(angles)
     out[..., 1::2] = x[..., 0::2] * np.sin(angles) + x[..., 1::2] * np.cos(angles)
     return out
-"""),
-    "a dict": ("config_inv_freq", """
+""",
+    ),
+    "a dict": (
+        "config_inv_freq",
+        """
 def f(config):
     scaling = config.pop("rope_scaling", None) or {}
     head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
     rotary = int(head_dim * config.get("partial_rotary_factor", 1.0))
     speeds = config["rope_theta"] ** (-np.arange(0, rotary, 2) / rotary)
     return speeds / scaling["factor"] if scaling.get("type", scaling.get("rope_type")) == "linear" else speeds
-"""),
-    "a transposed view": ("permute_for_half", """
+""",
+    ),
+    "a transposed view": (
+        "permute_for_half",
+        """
 def f(w, n_heads):
     head_dim = w.shape[0] // n_heads
     perm = np.concatenate([np.arange(0, head_dim, 2), np.arange(1, head_dim, 2)])
@@ -217,7 +276,8 @@ def f(w, n_heads):
     if not w.flags.c_contiguous:
         w[...] = out if out.shape == w.shape else w
     return out
-"""),
+""",
+    ),
 }
 
 

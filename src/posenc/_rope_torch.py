@@ -8,8 +8,8 @@ Two code paths compute the same rotation:
   full-size temporary costs about as much as a pass over the data (page faults), and
   the reference ``q * cos + rotate_half(q) * sin`` makes five of them. The
   "interleaved" layout runs as one complex multiplication (one pass); the "half"
-  layout as two multiplications and two fused multiply-adds on the halves, each over
-  the whole tensor.
+  layout as one multiplication over the whole tensor (the cosines of both halves) and two
+  fused multiply-adds on the halves (the sines).
 
 Why whole-tensor passes rather than cache-sized blocks: every torch operation on a
 large tensor is one parallel region whose threads wait for each other at its end.
@@ -148,11 +148,15 @@ def _rotate_fast(x, cos, sin, layout):
         torch.mul(xc, torch.complex(cos, sin), out=torch.view_as_complex(out_rot.unflatten(-1, (half, 2))))
         return out
     if layout == "half":
-        a, b = x[..., :half], x[..., half:]
-        out_a, out_b = out_rot[..., :half], out_rot[..., half:]
-    else:
-        a, b = x[..., 0::2], x[..., 1::2]
-        out_a, out_b = out_rot[..., 0::2], out_rot[..., 1::2]
+        # the cosine terms of both halves in one pass over the whole rows: a contiguous tensor times a
+        # (positions, rotary_dim) table, which torch runs as one long loop (about twice as fast per
+        # element as the same product on a half, whose loop restarts every half row); then the sines
+        torch.mul(x, torch.cat((cos, cos), dim=-1), out=out_rot)
+        out_rot[..., :half].addcmul_(x[..., half:], sin, value=-1)
+        out_rot[..., half:].addcmul_(x[..., :half], sin)
+        return out
+    a, b = x[..., 0::2], x[..., 1::2]  # "interleaved" on a device without complex support
+    out_a, out_b = out_rot[..., 0::2], out_rot[..., 1::2]
     torch.mul(a, cos, out=out_a)
     out_a.addcmul_(b, sin, value=-1)
     torch.mul(b, cos, out=out_b)

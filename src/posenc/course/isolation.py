@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 
+from . import switchoff
 from .results import CheckResult
 
 __all__ = ["run_forked", "run_threaded"]
@@ -22,6 +23,7 @@ __all__ = ["run_forked", "run_threaded"]
 #: Seconds the checker's own work on one case (reference, diagnosis) may take in the child.
 _OWN_TIMEOUT = 120.0
 _MAX_OUTPUT = 20_000
+
 
 def _timed_out(exercise, number: int, total: int, shown: str, limit: float) -> CheckResult:
     return CheckResult(
@@ -97,12 +99,21 @@ def run_forked(exercise, function, cases, limit, run_cases) -> tuple[CheckResult
             os.waitpid(pid, 0)
 
 
+class _GivenUp(BaseException):
+    """Ends a check's thread at its next step once the checker has stopped waiting for it."""
+
+
 def run_threaded(exercise, function, cases, limit, run_cases) -> tuple[CheckResult, str]:
-    """Fallback without fork: a daemon thread; a function that never returns is left running."""
+    """Fallback without fork: a daemon thread. A function that never returns is left running; its
+    switch-off window is given up (:func:`~posenc.course.switchoff.abandon`), so the next check starts
+    clean, and its thread ends at its next step if the function ever returns."""
     progress = {"number": 0, "shown": "", "deadline": None}
     outcome: list = []
+    given_up = threading.Event()
 
     def notify(message):
+        if given_up.is_set():
+            raise _GivenUp
         if message[0] == "call":
             progress.update(number=message[1], shown=message[2], deadline=time.monotonic() + limit)
         elif message[0] == "returned":
@@ -120,5 +131,7 @@ def run_threaded(exercise, function, cases, limit, run_cases) -> tuple[CheckResu
         worker.join(0.05)
         deadline = progress["deadline"]
         if deadline is not None and time.monotonic() > deadline and worker.is_alive():
+            given_up.set()
+            switchoff.abandon()
             return _timed_out(exercise, progress["number"], len(cases), progress["shown"], limit), ""
     return outcome[0], ""

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 __all__ = [
     "HiddenFunctionError",
     "STATE",
+    "abandon",
     "allowed_codes",
     "is_posenc",
     "public_name",
@@ -61,6 +62,7 @@ class _State:
     allowed_names: tuple = ()
     violation: str | None = None
     helpers: set = field(default_factory=set)  # code objects of the checker's helpers (window_helper)
+    owner: object = None  # the open window's token; a window given up (:func:`abandon`) no longer owns the state
 
 
 STATE: _State = sys.__dict__.setdefault("_posenc_switch_off_state", _State())
@@ -114,9 +116,8 @@ def _permitted(code, frame) -> bool:
 def why(exercise: str, allowed=()) -> str:
     """Why posenc is switched off, for the messages."""
     names = ", ".join(f"`{n}`" for n in allowed)
-    return (
-        f"exercise {exercise!r} asks you to write the computation yourself, so your function may not call posenc"
-        + (f" (apart from {names}, which the task allows)" if names else "")
+    return f"exercise {exercise!r} asks you to write the computation yourself, so your function may not call posenc" + (
+        f" (apart from {names}, which the task allows)" if names else ""
     )
 
 
@@ -124,16 +125,22 @@ def _message(name: str) -> str:
     return f"{name} is switched off while the checker runs your function: {why(STATE.exercise, STATE.allowed_names)}"
 
 
-def _tracer(frame, event, arg):
-    if event != "call":  # (installed only while a window is open; it reads no flag a student could clear)
-        return None
-    code = frame.f_code
-    if not is_posenc(code) or _permitted(code, frame):
-        return None
-    name = public_name(code)
-    if STATE.violation is None:
-        STATE.violation = name
-    raise HiddenFunctionError(_message(name))
+def _tracer_of(token):
+    """The trace function of one window: it judges only while that window owns the state, so a function
+    left running by a check that gave up (:func:`abandon`) cannot mark a later check."""
+
+    def _tracer(frame, event, arg):
+        if event != "call" or STATE.owner is not token:  # (a student who clears the owner is caught on close)
+            return None
+        code = frame.f_code
+        if not is_posenc(code) or _permitted(code, frame):
+            return None
+        name = public_name(code)
+        if STATE.violation is None:
+            STATE.violation = name
+        raise HiddenFunctionError(_message(name))
+
+    return _tracer
 
 
 def allowed_codes(names) -> frozenset:
@@ -168,21 +175,34 @@ def window(exercise: str, allowed=(), enabled: bool = True):
     if not enabled:
         yield outcome
         return
+    token = object()
+    tracer = _tracer_of(token)
     STATE.allowed, STATE.allowed_names = allowed_codes(allowed), tuple(allowed)
-    STATE.exercise, STATE.violation, STATE.active = exercise, None, True
+    STATE.exercise, STATE.violation, STATE.active, STATE.owner = exercise, None, True, token
     settings = (STATE.allowed, frozenset(STATE.helpers))
     previous = sys.gettrace()
-    threading.settrace(_tracer)
-    sys.settrace(_tracer)
+    threading.settrace(tracer)
+    sys.settrace(tracer)
     try:
         yield outcome
     finally:
         still = sys.gettrace()
         sys.settrace(previous)
-        threading.settrace(None)
-        STATE.active = False
-        outcome.violation = STATE.violation
-        # the tracer unsets itself when it raises; otherwise it must still be there, with its settings
-        changed = settings != (STATE.allowed, frozenset(STATE.helpers))
-        outcome.tampered = (STATE.violation is None and still is not _tracer) or changed
-        STATE.violation = None
+        if STATE.owner is token:  # else the window was given up, and a later one may own the state now
+            threading.settrace(None)
+            STATE.active, STATE.owner = False, None
+            outcome.violation = STATE.violation
+            # the tracer unsets itself when it raises; otherwise it must still be there, with its settings
+            changed = settings != (STATE.allowed, frozenset(STATE.helpers))
+            outcome.tampered = (STATE.violation is None and still is not tracer) or changed
+            STATE.violation = None
+        else:
+            outcome.tampered = True  # given up, so nobody reads it; or a student replaced the owner
+
+
+def abandon() -> None:
+    """Give up the open window, whose function is still running in a thread that cannot be stopped (the
+    checker's fallback without ``fork`` after a time-out): new threads start untraced, the state is
+    cleared for the next check, and the function left running is judged no more."""
+    threading.settrace(None)
+    STATE.active, STATE.owner, STATE.violation = False, None, None
