@@ -61,7 +61,7 @@ test: $(STAMP)
 # Byte code is cached between runs (env -u: some machines set PYTHONDONTWRITEBYTECODE, which makes every
 # run recompile the package and re-rewrite the tests' asserts; __pycache__ is ignored by git).
 # The checkers run the student's function in a thread here, not in a forked process (a fork of a
-# process holding torch costs 20-35 ms on these machines, and the quick loop checks about 400 answers);
+# process holding torch costs 20-35 ms on these machines, and the quick loop runs several hundred checks);
 # what is judged is the same. `make test` checks in forked processes, as a student's notebook does,
 # and tests/test_course_engine.py tests both ways in both commands.
 check: $(STAMP)
