@@ -61,9 +61,11 @@ test: $(STAMP)
 # Byte code is cached between runs (env -u: some machines set PYTHONDONTWRITEBYTECODE, which makes every
 # run recompile the package and re-rewrite the tests' asserts; __pycache__ is ignored by git).
 # The checkers run the student's function in a thread here, not in a forked process (a fork of a
-# process holding torch costs 20-35 ms on these machines, and the quick loop runs several hundred checks);
-# what is judged is the same. `make test` checks in forked processes, as a student's notebook does,
-# and tests/test_course_engine.py tests both ways in both commands.
+# process holding torch costs 20-35 ms on these machines, and the quick loop runs several hundred checks).
+# The verdicts are the same, and the result makes the same pickle round trip; what a thread cannot do
+# (stop an endless loop, keep a crash or printed output apart) is tested in both ways by
+# tests/test_course_engine.py, which forks in both commands. `make test` checks in forked processes,
+# as a student's notebook does.
 check: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	env -u PYTHONDONTWRITEBYTECODE POSENC_CHECK_ISOLATION=thread $(BIN)/python -m pytest -q -m "not book and not slow" -p no:cacheprovider -n 2

@@ -4,12 +4,16 @@ Run: ``make bench`` (or ``.venv/bin/python benchmarks/bench_kernels.py [--quick]
 
 Everything is timed in one process, in one run, on the same tensors, and reported as
 ratios, which travel between machines better than seconds. The contenders take turns, one
-call each per round, in an order that rotates every round. The contenders rotate a
+call each per round, in an order shuffled anew (with a fixed seed) every round. The contenders rotate a
 query and a key tensor of shape (batch, heads, seq, head_dim) in float32:
 
 * ``transformers``: ``apply_rotary_pos_emb(q, k, cos, sin)`` with cos/sin precomputed
   by ``LlamaRotaryEmbedding`` outside the timed region (in its favour);
-* ``posenc.apply_rope``: two calls, each forming its angles (float64) inside the call;
+* ``posenc.apply_rope``: two calls, the query's and the key's, as an attention layer makes them
+  (the second, and every later call with the same positions, reuses the first's cos/sin tables,
+  as a model's later layers would);
+* ``posenc.apply_rope, tables formed each call``: the same two calls with positions that differ
+  from the previous call's, so that each forms its angles (float64) anew;
 * ``posenc.nn.RotaryEmbedding``: the module, with cached cos/sin tables;
 * ``copy (clone)``: ``q.clone(); k.clone()``, the practical ceiling for any function that
   returns new tensors (one read and one write of each, plus allocating the output);
@@ -35,6 +39,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -54,17 +59,19 @@ def time_round_robin(contenders: dict, repeats: int, warmup: int = 2) -> dict:
     """Time each contender once per round, ``repeats`` rounds, so that a slow spell of
     the machine hits every contender alike; report the median and the minimum.
 
-    The order rotates by one each round, so every contender runs in every seat: the one timed
-    right after transformers' call pays for the memory that call has just freed (on these
-    machines a contender's median rose by up to 2x in that seat, whichever it was)."""
+    Each round takes the contenders in a new order (shuffled with a fixed seed), so that no
+    contender always follows the same one: the one timed right after transformers' call pays for
+    the memory that call has just freed (on these machines a contender's median rose by up to 2x
+    in that seat, whichever it was)."""
     for function in contenders.values():
         for _ in range(warmup):
             function()
     seconds = {name: [] for name in contenders}
-    names = list(contenders)
-    for round_number in range(repeats):
-        shift = round_number % len(names)
-        for name in names[shift:] + names[:shift]:
+    order = random.Random(0)
+    for _ in range(repeats):
+        names = list(contenders)
+        order.shuffle(names)
+        for name in names:
             function = contenders[name]
             start = time.perf_counter()
             function()
@@ -137,12 +144,12 @@ def print_table(results: dict) -> None:
     reference = results["transformers apply_rotary_pos_emb"]["median_s"]
     reference_min = results["transformers apply_rotary_pos_emb"]["min_s"]
     clone = results["copy (clone)"]["median_s"]
-    header = f"{'contender':38s} {'median ms':>10s} {'min ms':>8s} {'speed-up (median, min)':>24s} {'vs clone':>9s}"
+    header = f"{'contender':44s} {'median ms':>10s} {'min ms':>8s} {'speed-up (median, min)':>24s} {'vs clone':>9s}"
     print(header)
     for name, r in results.items():
         ratio = f"{reference / r['median_s']:.2f}x, {reference_min / r['min_s']:.2f}x"
         print(
-            f"{name:38s} {1e3 * r['median_s']:10.1f} {1e3 * r['min_s']:8.1f} {ratio:>24s} "
+            f"{name:44s} {1e3 * r['median_s']:10.1f} {1e3 * r['min_s']:8.1f} {ratio:>24s} "
             f"{clone / r['median_s']:9.2f}"
         )
 
@@ -170,6 +177,7 @@ def main() -> None:
     q = torch.randn(batch, heads, seq, head_dim)
     k = torch.randn(batch, heads, seq, head_dim)
     positions = torch.arange(seq)
+    shifted = (positions + 1, positions + 2)  # positions no other call uses: no tables to reuse
     inv_freq = posenc.rope_inv_freq(head_dim)
 
     config = LlamaConfig(
@@ -197,6 +205,10 @@ def main() -> None:
         "posenc.apply_rope": lambda: (
             posenc.apply_rope(q, positions, inv_freq, args.layout),
             posenc.apply_rope(k, positions, inv_freq, args.layout),
+        ),
+        "posenc.apply_rope, tables formed each call": lambda: (
+            posenc.apply_rope(q, shifted[0], inv_freq, args.layout),
+            posenc.apply_rope(k, shifted[1], inv_freq, args.layout),
         ),
         "posenc.nn.RotaryEmbedding (cached)": lambda: module(q, k),
         "copy (clone)": lambda: (q.clone(), k.clone()),
@@ -233,6 +245,11 @@ def main() -> None:
     summary = f"posenc.apply_rope over transformers (medians): {speedup(results):.2f}x as it is (target >= 5x)"
     if busy is not None:
         summary += f", {speedup(busy):.2f}x with one core busy (target >= 2x)"
+    print(summary)
+    formed = "posenc.apply_rope, tables formed each call"
+    summary = f"{formed}: {speedup(results, formed):.2f}x as it is"
+    if busy is not None:
+        summary += f", {speedup(busy, formed):.2f}x with one core busy"
     print(summary)
 
     memory = None

@@ -134,6 +134,19 @@ def test_a_function_that_returns_after_its_time_does_not_clear_the_next_checks_f
     assert result.status == "failed" and "caught the error; it still counts" in result.message
 
 
+@pytest.mark.parametrize("mode", ["fork", "thread"])
+def test_a_result_that_cannot_cross_a_pipe_is_the_checkers_error_in_both_ways(mode, monkeypatch):
+    """The forked check sends its result through a pipe (pickle); the thread fallback makes the same
+    round trip, so a checker whose result cannot be pickled fails under `make check` too."""
+    import dataclasses
+
+    monkeypatch.setenv("POSENC_CHECK_ISOLATION", mode)
+    real = engine.run_cases
+    monkeypatch.setattr(engine, "run_cases", lambda *a: dataclasses.replace(real(*a), hint=lambda: None))
+    result = check("yarn_temperature", lambda factor: 1.0 if factor <= 1 else 0.1 * np.log(factor) + 1)
+    assert result.status == "error" and "the checker failed" in result.message, result
+
+
 def test_printed_output_comes_back(capsys):
     f = notebook_function(
         "def f(factor):\n    print('debugging', factor)\n    return 1.0 if factor <= 1 else 0.1 * np.log(factor) + 1\n"

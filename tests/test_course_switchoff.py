@@ -6,6 +6,7 @@ that names the posenc function and says why. The helpers a task allows still wor
 """
 
 import textwrap
+import threading
 import types
 
 import numpy as np
@@ -169,9 +170,15 @@ def test_a_helper_module_of_the_students_own_does_not_help(tmp_path, monkeypatch
         "sys._posenc_switch_off_state.allowed = frozenset([(code.co_filename, code.co_qualname)])",
         "sys._posenc_switch_off_state.helpers.add(posenc.sinusoidal.__code__)",
         "sys._posenc_switch_off_state.active = False",
+        "sys._posenc_switch_off_state.owner = None",
+        "import threading; sys._posenc_switch_off_state.given_up.add(threading.current_thread())",
+        "state = sys._posenc_switch_off_state; state.helpers_at_open = frozenset(state.helpers | "
+        "{posenc.sinusoidal.__code__}); state.helpers.add(posenc.sinusoidal.__code__)",
     ],
 )
-def test_turning_the_switch_off_off_is_caught(sabotage):
+@pytest.mark.parametrize("mode", ["fork", "thread"])
+def test_turning_the_switch_off_off_is_caught_and_leaves_nothing_behind(sabotage, mode, monkeypatch):
+    monkeypatch.setenv("POSENC_CHECK_ISOLATION", mode)
     f = student(f"""
         def f(n_positions, d_model, base=10000.0):
             {sabotage}
@@ -179,6 +186,13 @@ def test_turning_the_switch_off_off_is_caught(sabotage):
         """)
     result = check("sinusoidal", f)
     assert result.status == "failed" and ("sys.settrace" in result.message or "switched off" in result.message)
+    # in a thread the sabotage ran in this process: nothing of it may reach the next check
+    assert threading.gettrace() is None
+    plain = student(
+        "def f(n_positions, d_model, base=10000.0):\n    return posenc.sinusoidal(n_positions, d_model, base)\n"
+    )
+    again = check("sinusoidal", plain)
+    assert again.status == "failed" and "posenc.absolute.sinusoidal" in again.message, again
 
 
 # a sibling that computes the same thing: a more general kernel, a batched variant, a derived quantity

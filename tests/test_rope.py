@@ -439,3 +439,60 @@ def test_batch_positions_errors():
         posenc.apply_rope(np.zeros((5, 8)), np.zeros((1, 5)), inv)
     with pytest.raises(ValueError, match=r"positions must be 1-dimensional \(seq,\) or 2-dimensional"):
         posenc.apply_rope(x, np.zeros((2, 3, 5)), inv)
+
+
+def test_the_tables_of_the_last_call_are_reused_only_for_equal_arguments(monkeypatch):
+    """apply_rope keeps its last cos/sin tables (a key follows its query): reused when every argument
+    is equal, value by value, and formed anew when anything differs, an array changed in place included."""
+    from posenc import _rope_torch
+
+    formed = []
+    real = _rope_torch.cos_sin_tables
+    monkeypatch.setattr(_rope_torch, "cos_sin_tables", lambda *a: formed.append(a) or real(*a))
+    monkeypatch.setattr(_rope_torch, "_last_tables", None)
+    rng = np.random.default_rng(7)
+    q, k = torch.from_numpy(rng.normal(size=(2, 3, 5, 8))), torch.from_numpy(rng.normal(size=(2, 3, 5, 8)))
+    pos, inv = np.array([0, 3, 4, 9, 12]), posenc.rope_inv_freq(8, 500.0)
+
+    def expected(x, p, f=inv, factor=1.0):  # the NumPy path, which keeps nothing between calls
+        return torch.from_numpy(posenc.apply_rope(x.detach().numpy(), p, f, attention_factor=factor))
+
+    calls = [
+        (q, pos, inv, {}),  # formed
+        (k, pos, inv, {}),  # reused
+        (q.float(), pos, inv, {}),  # another dtype
+        (q, pos, inv, {"attention_factor": 1.5}),
+        (q, pos, posenc.rope_inv_freq(8, 600.0), {}),
+    ]
+    for x, p, f, kwargs in calls:
+        out = posenc.apply_rope(x, p, f, **kwargs)
+        want = expected(x.double(), p, f, kwargs.get("attention_factor", 1.0))
+        torch.testing.assert_close(out.double(), want, atol=1e-6 if x.dtype == torch.float32 else 1e-12, rtol=0)
+    assert len(formed) == 4  # all but the key's call
+    moved = np.array([0, 3, 4, 9, 12])
+    posenc.apply_rope(q, moved, inv)
+    moved[2] = 40  # the same array, changed in place
+    torch.testing.assert_close(posenc.apply_rope(q, moved, inv), expected(q, moved), atol=1e-12, rtol=0)
+    with torch.inference_mode():
+        posenc.apply_rope(q, pos, inv)
+    x = q.clone().requires_grad_(True)  # tables made under inference_mode must not join this graph
+    posenc.apply_rope(x, pos, inv).sum().backward()
+    assert x.grad is not None
+
+
+def test_a_traced_call_leaves_no_tables_for_a_real_one(monkeypatch):
+    """Under fake tensors (torch.export's tracing) the tables are fake: they must not be kept."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from posenc import _rope_torch
+
+    monkeypatch.setattr(_rope_torch, "_last_tables", None)
+    pos, inv = np.arange(6), posenc.rope_inv_freq(8)
+    x = torch.randn(2, 6, 8)
+    with FakeTensorMode() as mode:
+        out = posenc.apply_rope(mode.from_tensor(x), pos, inv)
+        assert tuple(out.shape) == (2, 6, 8)
+    assert _rope_torch._last_tables is None
+    real = posenc.apply_rope(x, pos, inv)
+    expected = torch.from_numpy(posenc.apply_rope(x.numpy(), pos, inv))
+    torch.testing.assert_close(real, expected, atol=1e-6, rtol=0)

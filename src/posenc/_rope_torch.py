@@ -86,13 +86,43 @@ def cos_sin_tables(positions: np.ndarray, inv_freq: np.ndarray, attention_factor
     return cos.to(device), sin.to(device)
 
 
+#: Tables at most this large are kept from one call to the next (:func:`rotate_torch`).
+_KEPT_TABLE_BYTES = 1 << 24
+_last_tables: tuple | None = None  # (positions, inv_freq, attention_factor, dtype, device, inference, cos, sin)
+
+
+def _tables(positions: np.ndarray, inv_freq: np.ndarray, attention_factor: float, dtype, device, x_type=torch.Tensor):
+    """:func:`cos_sin_tables`, reusing the previous call's tables when every argument is equal (compared
+    value by value, so an array changed in place is seen): a key is rotated with its query's positions,
+    and every layer of a model with the same ones. Only for a plain CPU tensor ``x`` (of type ``x_type``):
+    a subclass (a fake tensor while tracing) or another device forms its own. Forming them anew costs
+    little in itself, but their small allocations and float64 cos/sin took 5-10 ms each right after a
+    large tensor was freed, measured on these machines."""
+    global _last_tables
+    if device.type != "cpu" or (x_type is not torch.Tensor):  # no reuse across CUDA streams or tracing modes
+        return cos_sin_tables(positions, inv_freq, attention_factor, dtype, device)
+    last = _last_tables
+    inference = torch.is_inference_mode_enabled()  # tables made under inference_mode cannot join a graph
+    if (
+        last is not None
+        and (last[2], last[3], last[4], last[5]) == (attention_factor, dtype, device, inference)
+        and np.array_equal(last[0], positions)
+        and np.array_equal(last[1], inv_freq)
+    ):
+        return last[6], last[7]
+    cos, sin = cos_sin_tables(positions, inv_freq, attention_factor, dtype, device)
+    if 2 * cos.numel() * cos.element_size() <= _KEPT_TABLE_BYTES:
+        _last_tables = (np.array(positions), np.array(inv_freq), attention_factor, dtype, device, inference, cos, sin)
+    return cos, sin
+
+
 def rotate_torch(x: torch.Tensor, positions: np.ndarray, inv_freq: np.ndarray, attention_factor: float, layout: str):
     """Rotate ``x`` (..., seq, head_dim) by float64 angles ``positions[..., None] * inv_freq``.
 
     ``positions`` is ``(seq,)`` or ``(batch, seq)``; when ``2 * len(inv_freq) < head_dim``
     only the first ``2 * len(inv_freq)`` dimensions rotate (partial RoPE).
     """
-    cos, sin = cos_sin_tables(positions, inv_freq, attention_factor, work_dtype(x.dtype), x.device)
+    cos, sin = _tables(positions, inv_freq, attention_factor, work_dtype(x.dtype), x.device, type(x))
     return rotate_with_tables(x, cos, sin, layout)
 
 
@@ -148,9 +178,9 @@ def _rotate_fast(x, cos, sin, layout):
         torch.mul(xc, torch.complex(cos, sin), out=torch.view_as_complex(out_rot.unflatten(-1, (half, 2))))
         return out
     if layout == "half":
-        # the cosine terms of both halves in one pass over the whole rows: a contiguous tensor times a
-        # (positions, rotary_dim) table, which torch runs as one long loop (about twice as fast per
-        # element as the same product on a half, whose loop restarts every half row); then the sines
+        # the cosine terms of both halves in one pass over whole rows (for a contiguous x and a
+        # (positions, rotary_dim) table torch runs it as one long loop, about twice as fast per element
+        # as the same product on a half, whose loop restarts every half row); then the sines
         torch.mul(x, torch.cat((cos, cos), dim=-1), out=out_rot)
         out_rot[..., :half].addcmul_(x[..., half:], sin, value=-1)
         out_rot[..., half:].addcmul_(x[..., :half], sin)

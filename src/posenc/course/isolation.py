@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import pickle
 import sys
 import threading
 import time
@@ -106,7 +107,8 @@ class _GivenUp(BaseException):
 def run_threaded(exercise, function, cases, limit, run_cases) -> tuple[CheckResult, str]:
     """Fallback without fork: a daemon thread. A function that never returns is left running; its
     switch-off window is given up (:func:`~posenc.course.switchoff.abandon`), so the next check starts
-    clean, and its thread ends at its next step if the function ever returns."""
+    clean, and its thread ends at its next step if the function ever returns. The result makes the
+    round trip through pickle that the forked check's pipe makes."""
     progress = {"number": 0, "shown": "", "deadline": None}
     outcome: list = []
     given_up = threading.Event()
@@ -132,6 +134,11 @@ def run_threaded(exercise, function, cases, limit, run_cases) -> tuple[CheckResu
         deadline = progress["deadline"]
         if deadline is not None and time.monotonic() > deadline and worker.is_alive():
             given_up.set()
-            switchoff.abandon()
+            switchoff.abandon(worker)
             return _timed_out(exercise, progress["number"], len(cases), progress["shown"], limit), ""
-    return outcome[0], ""
+    if not outcome:  # the thread ended before it could record anything
+        return CheckResult(exercise.name, "error", "the checker failed: its thread ended without a result"), ""
+    try:  # the forked check sends its result through a pipe: a result that cannot be pickled fails alike here
+        return pickle.loads(pickle.dumps(outcome[0])), ""
+    except Exception as error:
+        return CheckResult(exercise.name, "error", f"the checker failed: {type(error).__name__}: {error}"), ""

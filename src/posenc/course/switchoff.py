@@ -29,6 +29,7 @@ import contextlib
 import os
 import sys
 import threading
+import weakref
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -63,6 +64,9 @@ class _State:
     violation: str | None = None
     helpers: set = field(default_factory=set)  # code objects of the checker's helpers (window_helper)
     owner: object = None  # the open window's token; a window given up (:func:`abandon`) no longer owns the state
+    helpers_at_open: frozenset = frozenset()  # restored when a window closes with them changed, or is given up
+    given_up: weakref.WeakSet = field(default_factory=weakref.WeakSet)  # threads whose window was given up
+    lock: object = field(default_factory=threading.Lock)  # opening, closing and giving up exclude each other
 
 
 STATE: _State = sys.__dict__.setdefault("_posenc_switch_off_state", _State())
@@ -130,7 +134,7 @@ def _tracer_of(token):
     left running by a check that gave up (:func:`abandon`) cannot mark a later check."""
 
     def _tracer(frame, event, arg):
-        if event != "call" or STATE.owner is not token:  # (a student who clears the owner is caught on close)
+        if event != "call" or STATE.owner is not token:  # (a window whose owner changed is reported on close)
             return None
         code = frame.f_code
         if not is_posenc(code) or _permitted(code, frame):
@@ -175,34 +179,73 @@ def window(exercise: str, allowed=(), enabled: bool = True):
     if not enabled:
         yield outcome
         return
+    me = threading.current_thread()
     token = object()
     tracer = _tracer_of(token)
-    STATE.allowed, STATE.allowed_names = allowed_codes(allowed), tuple(allowed)
-    STATE.exercise, STATE.violation, STATE.active, STATE.owner = exercise, None, True, token
-    settings = (STATE.allowed, frozenset(STATE.helpers))
+    names = allowed_codes(allowed)
+    with STATE.lock:
+        given_up = me in STATE.given_up  # the checker stopped waiting for this thread: judge nothing more in it
+        if not given_up:
+            STATE.allowed, STATE.allowed_names = names, tuple(allowed)
+            STATE.exercise, STATE.violation, STATE.active, STATE.owner = exercise, None, True, token
+            STATE.helpers_at_open = frozenset(STATE.helpers)
+            settings = (STATE.allowed, STATE.helpers_at_open)
+            threading.settrace(tracer)
+    if given_up:
+        outcome.tampered = True  # (the checker no longer waits for this thread)
+        yield outcome
+        return
     previous = sys.gettrace()
-    threading.settrace(tracer)
     sys.settrace(tracer)
     try:
         yield outcome
     finally:
         still = sys.gettrace()
         sys.settrace(previous)
-        if STATE.owner is token:  # else the window was given up, and a later one may own the state now
-            threading.settrace(None)
-            STATE.active, STATE.owner = False, None
-            outcome.violation = STATE.violation
-            # the tracer unsets itself when it raises; otherwise it must still be there, with its settings
-            changed = settings != (STATE.allowed, frozenset(STATE.helpers))
-            outcome.tampered = (STATE.violation is None and still is not tracer) or changed
-            STATE.violation = None
-        else:
-            outcome.tampered = True  # given up, so nobody reads it; or a student replaced the owner
+        with STATE.lock:
+            if me in STATE.given_up and STATE.owner is not token:  # given up (abandon clears the owner):
+                outcome.tampered = True  # a later check may own the state by now, so leave it alone
+            else:
+                outcome.violation = STATE.violation
+                # the tracer unsets itself when it raises; otherwise it must still be there, with its
+                # settings, and own the state
+                changed = settings != (STATE.allowed, frozenset(STATE.helpers))
+                replaced = STATE.owner is not token
+                outcome.tampered = (STATE.violation is None and still is not tracer) or changed or replaced
+                _close_state(settings[1])
 
 
-def abandon() -> None:
-    """Give up the open window, whose function is still running in a thread that cannot be stopped (the
-    checker's fallback without ``fork`` after a time-out): new threads start untraced, the state is
-    cleared for the next check, and the function left running is judged no more."""
+def _close_state(helpers: frozenset) -> None:
+    """No window open: new threads untraced, the checker's helpers as ``helpers`` (a student's function
+    may have added to them)."""
     threading.settrace(None)
+    if frozenset(STATE.helpers) != helpers:
+        STATE.helpers = set(helpers)
     STATE.active, STATE.owner, STATE.violation = False, None, None
+
+
+def _new_lock() -> None:
+    STATE.lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # a thread left running may hold the lock when a check forks
+    os.register_at_fork(after_in_child=_new_lock)
+
+
+def abandon(thread: threading.Thread) -> None:
+    """Give up the window open in ``thread``, whose function is still running and cannot be stopped (the
+    checker's fallback without ``fork``, after a time-out): new threads start untraced, the state and the
+    checker's helpers are as before the window, for the next check, and the window neither judges nor
+    touches the state again, nor does any window that ``thread`` opens later.
+
+    What stays out of reach: a thread that the function left running starts while a later check runs is
+    traced by that check's window, which judges it as part of that check; and a function that rewrites
+    the state's own record of the helpers (``helpers_at_open``) before it times out.
+    """
+    locked = STATE.lock.acquire(timeout=1.0)  # a student's function could hold it and never let go
+    try:
+        STATE.given_up.add(thread)
+        _close_state(STATE.helpers_at_open)
+    finally:
+        if locked:
+            STATE.lock.release()
