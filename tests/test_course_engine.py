@@ -105,7 +105,9 @@ def test_a_function_left_running_in_a_thread_does_not_judge_the_next_checks(monk
         "    while time.monotonic() < end:\n        try:\n            posenc.sinusoidal(2, 2)\n"
         "        except Exception:\n            pass\n"
     )
-    assert check("sinusoidal", spins, timeout=0.2).status == "timed out"
+    timed_out = check("sinusoidal", spins, timeout=0.2)
+    assert timed_out.status == "timed out" and "may still be running in the background" in timed_out.message
+    assert "restart the kernel" in timed_out.message  # a thread cannot be stopped: the reader is told
     assert (
         check(
             "sinusoidal",

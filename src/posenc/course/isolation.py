@@ -26,12 +26,18 @@ _OWN_TIMEOUT = 120.0
 _MAX_OUTPUT = 20_000
 
 
-def _timed_out(exercise, number: int, total: int, shown: str, limit: float) -> CheckResult:
+def _timed_out(exercise, number: int, total: int, shown: str, limit: float, left_running: bool = False) -> CheckResult:
+    # a forked check kills its process; a thread cannot be stopped, and the reader must know it still runs
+    stopped = (
+        "so the check stopped waiting for it; it may still be running in the background (without fork the "
+        "check cannot stop it): restart the kernel to stop it"
+        if left_running
+        else "so the check stopped it"
+    )
     return CheckResult(
         exercise.name,
         "timed out",
-        f"check {number} of {total}, input {shown}: your function did not return within {limit:g} seconds, "
-        "so the check stopped it",
+        f"check {number} of {total}, input {shown}: your function did not return within {limit:g} seconds, {stopped}",
         hint="look for a loop that never ends (a while whose condition never changes), or a loop over far "
         "more values than needed; set POSENC_CHECK_TIMEOUT to allow more time",
         checked=number - 1,
@@ -135,7 +141,8 @@ def run_threaded(exercise, function, cases, limit, run_cases) -> tuple[CheckResu
         if deadline is not None and time.monotonic() > deadline and worker.is_alive():
             given_up.set()
             switchoff.abandon(worker)
-            return _timed_out(exercise, progress["number"], len(cases), progress["shown"], limit), ""
+            shown = progress["shown"]
+            return _timed_out(exercise, progress["number"], len(cases), shown, limit, left_running=True), ""
     if not outcome:  # the thread ended before it could record anything
         return CheckResult(exercise.name, "error", "the checker failed: its thread ended without a result"), ""
     try:  # the forked check sends its result through a pipe: a result that cannot be pickled fails alike here
