@@ -4,8 +4,8 @@ Run: ``make bench`` (or ``.venv/bin/python benchmarks/bench_kernels.py [--quick]
 
 Everything is timed in one process, in one run, on the same tensors, and reported as
 ratios, which travel between machines better than seconds. The contenders take turns, one
-call each per round, in an order shuffled anew (with a fixed seed) every round. The contenders rotate a
-query and a key tensor of shape (batch, heads, seq, head_dim) in float32:
+call each per round, in an order shuffled anew (with a fixed seed) every round. Each applies
+RoPE to a query and a key tensor of shape (batch, heads, seq, head_dim) in float32 (or copies them):
 
 * ``transformers``: ``apply_rotary_pos_emb(q, k, cos, sin)`` with cos/sin precomputed
   by ``LlamaRotaryEmbedding`` outside the timed region (in its favour);
@@ -61,9 +61,9 @@ def time_round_robin(contenders: dict, repeats: int, warmup: int = 2) -> dict:
 
     Each round takes the contenders in a new order (shuffled with a fixed seed), so that no
     contender always follows the same one: the one timed right after transformers' call pays for
-    the memory that call has just freed (on these machines ``posenc.apply_rope``, always in that
-    seat, had medians of 195-239 ms in six runs; 120-132 ms once the order was shuffled, with its
-    tables formed on each call or not)."""
+    the memory that call has just freed (on these machines ``posenc.apply_rope``, in that seat in
+    all or most rounds, had medians of 195-239 ms in six runs; 120-132 ms once the order was
+    shuffled, with its tables formed on each call or not)."""
     for function in contenders.values():
         for _ in range(warmup):
             function()

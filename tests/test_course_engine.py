@@ -149,6 +149,13 @@ def test_a_result_that_cannot_cross_a_pipe_is_the_checkers_error_in_both_ways(mo
     assert result.status == "error" and "the checker failed" in result.message, result
 
 
+def test_abandon_names_its_argument():
+    from posenc.course import switchoff
+
+    with pytest.raises(TypeError, match=r"thread must be the threading\.Thread.*got int"):
+        switchoff.abandon(3)
+
+
 def test_printed_output_comes_back(capsys):
     f = notebook_function(
         "def f(factor):\n    print('debugging', factor)\n    return 1.0 if factor <= 1 else 0.1 * np.log(factor) + 1\n"

@@ -242,6 +242,8 @@ def abandon(thread: threading.Thread) -> None:
     traced by that check's window, which judges it as part of that check; and a function that rewrites
     the state's own record of the helpers (``helpers_at_open``) before it times out.
     """
+    if not isinstance(thread, threading.Thread):
+        raise TypeError(f"thread must be the threading.Thread whose window to give up, got {type(thread).__name__}")
     locked = STATE.lock.acquire(timeout=1.0)  # a student's function could hold it and never let go
     try:
         STATE.given_up.add(thread)
