@@ -40,8 +40,15 @@ def parser(prog: str = "python -m posenc.course") -> argparse.ArgumentParser:
     grade.add_argument("submissions", type=Path, help="one folder or one notebook per student")
     grade.add_argument("--course-seed", type=_seed, required=True, help="draws the hidden cases (keep it secret)")
     grade.add_argument("--out", type=Path, default=Path("grades"), help="where grades.csv and feedback/ go")
-    grade.add_argument("--cell-timeout", type=_seconds, default=120.0, help="seconds per notebook cell")
     grade.add_argument("--check-timeout", type=_seconds, default=None, help="seconds per checker case")
+    grade.add_argument(
+        "--accept", action="append", default=[], metavar="STUDENT:EXERCISE",
+        help="grade a copied or stopped exercise as usual after a look (repeat for several)",
+    )
+    grade.add_argument(
+        "--chapters", type=Path, default=None,
+        help="the teacher's chapters, whose solutions copies are compared with (default: the book's)",
+    )
     for name, (_, text) in _EDITIONS.items():
         sub = commands.add_parser(name, help=f"write {text}")
         sub.add_argument("source", type=Path, help="a chapter notebook or the chapters/ folder")
@@ -87,8 +94,9 @@ def main(argv: list[str] | None = None, prog: str = "python -m posenc.course") -
                 args.submissions,
                 args.out,
                 seed=args.course_seed,
-                cell_timeout=args.cell_timeout,
                 check_timeout=args.check_timeout,
+                accept=args.accept,
+                chapters=args.chapters,
                 log=lambda text: print(text, file=sys.stderr),
             )
             print(f"wrote {path} and {args.out / 'feedback'}/")

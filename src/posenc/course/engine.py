@@ -103,8 +103,10 @@ __all__ = [
     "Exercise",
     "HiddenFunctionError",
     "DEFAULT_TIMEOUT",
+    "Outcome",
     "course_seed",
     "run_check",
+    "verdict",
 ]
 
 #: Seconds a student's function may take on one case (``POSENC_CHECK_TIMEOUT`` overrides it).
@@ -342,6 +344,22 @@ def _passed_posenc(exercise: Exercise, function) -> CheckResult | None:
     )
 
 
+@dataclass
+class Outcome:
+    """What one call of the student's function came to, before it is judged.
+
+    In the student's own check the call runs in this process (:func:`_judge`); in the sealed grader
+    (:mod:`posenc.course.sealed`) it runs in another process and this is rebuilt from the values that
+    process sent back (``error`` is then a stand-in of the built-in type the raised exception derives from).
+    """
+
+    value: object = None  # a Returned, when the function returned
+    changed: list = field(default_factory=list)  # the arguments it changed in place
+    error: BaseException | None = None
+    violation: str | None = None  # the switched-off posenc function it called
+    tampered: bool = False  # it turned off the tracing the switch-off relies on
+
+
 def _judge(exercise: Exercise, function, case: Case, number: int, total: int, notify) -> CheckResult | None:
     """Run one case; None when it passed, else the result that says why not."""
     name = exercise.name
@@ -349,29 +367,35 @@ def _judge(exercise: Exercise, function, case: Case, number: int, total: int, no
     before = {k: snapshot(v) for k, v in given.items()}
     where = f"check {number} of {total}, input {show(given)}"
     notify(("call", number, show(given)))
-    error = None
+    outcome = Outcome()
     try:
         with switchoff.window(name, exercise.allowed, enabled=SWITCH_OFF) as window:
             try:
-                value, changed = call_student(function, given, before)
+                outcome.value, outcome.changed = call_student(function, given, before)
             except BaseException as raised:  # judged below, once the window is closed
                 if isinstance(raised, KeyboardInterrupt):
                     raise
-                error = raised
+                outcome.error = raised
     finally:
         notify(("returned", number))
-    failed = number - 1
-    if window.violation is not None:
+    outcome.violation, outcome.tampered = window.violation, window.tampered
+    return verdict(exercise, case, where, number - 1, outcome)
+
+
+def verdict(exercise: Exercise, case: Case, where: str, failed: int, outcome: Outcome) -> CheckResult | None:
+    """Judge one call's :class:`Outcome` against the reference: None when right, else why not."""
+    name, error = exercise.name, outcome.error
+    if outcome.violation is not None:
         caught = "" if isinstance(error, HiddenFunctionError) else " (your function caught the error; it still counts)"
         return CheckResult(
             name,
             "failed",
-            f"{where}: your function called {window.violation}, which is switched off{caught}: "
+            f"{where}: your function called {outcome.violation}, which is switched off{caught}: "
             + switchoff.why(name, exercise.allowed),
             hint=_WRITE_IT,
             checked=failed,
         )
-    if window.tampered:
+    if outcome.tampered:
         return CheckResult(
             name,
             "failed",
@@ -397,8 +421,8 @@ def _judge(exercise: Exercise, function, case: Case, number: int, total: int, no
         )
         return CheckResult(name, "error", f"{where}: it raised {type(error).__name__}: {error}", hint=hint,
                            checked=failed)
-    if changed:
-        arg = changed[0]
+    if outcome.changed:
+        arg = outcome.changed[0]
         return CheckResult(
             name,
             "failed",
@@ -407,6 +431,7 @@ def _judge(exercise: Exercise, function, case: Case, number: int, total: int, no
             "(x * 2 instead of x *= 2; no assignment into x[...]; no out= pointing at an input)",
             checked=failed,
         )
+    value = outcome.value
     expected = reference_value(exercise, case.kwargs)
     try:
         got = coerce(exercise, value, expected)

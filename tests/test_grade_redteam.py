@@ -1,0 +1,382 @@
+"""The grade resists the student who controls their own kernel: a red-team class graded sealed.
+
+Each submission is chapter 3's student edition with one attack added (issue 41's list, and more):
+the grade must be 0 for every attack, full marks for honest work, and the CSV must say which
+submission tried something. The notebooks are never run: the grader reads the function out of
+the source and runs it in a sealed process (posenc.course.sealed).
+"""
+
+import csv
+import inspect
+import marshal
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import posenc
+from posenc.course.editions import write_student_edition
+from posenc.course.exercises import EXERCISES
+from posenc.course.grade import grade_class
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTER = ROOT / "chapters" / "03_binary_analogy.ipynb"
+
+HONEST = """
+def my_binary(n_positions, n_bits):
+    p = np.arange(n_positions)[:, None]
+    return (p >> np.arange(n_bits)) & 1
+"""
+HONEST_LOOPS = """
+def my_binary(n_positions, n_bits):
+    rows = []
+    for p in range(n_positions):
+        rows.append([(p >> j) & 1 for j in range(n_bits)])
+    return np.array(rows, dtype=np.int64).reshape(n_positions, n_bits)
+"""
+HONEST_DATACLASS = """
+from dataclasses import dataclass
+from collections import namedtuple
+
+Shape = namedtuple("Shape", "rows cols")
+
+@dataclass
+class Counter:
+    bits: int
+
+    def table(self, n):
+        return (np.arange(n)[:, None] >> np.arange(self.bits)) & 1
+
+def my_binary(n_positions, n_bits):
+    shape = Shape(n_positions, n_bits)
+    return Counter(shape.cols).table(shape.rows)
+"""
+
+# What a student who controls the kernel would add to the notebook (the stub is left raising unless
+# the attack defines my_binary itself).
+ATTACKS = {
+    "patched_checker": (None, """
+import posenc.course, posenc.course.checker, posenc.exercises
+from posenc.course.results import CheckResult
+def _always(name, function, **kwargs):
+    return CheckResult(name, "passed", "all checks agree with posenc")
+posenc.course.checker.check = _always
+posenc.course.check = _always
+posenc.exercises.check = _always
+"""),
+    "exec_shipped_answer_at_top": (None, """
+from posenc.course.exercises import EXERCISES
+exec(EXERCISES["binary"].answers[0])
+"""),
+    "exec_shipped_answer_inside": ("""
+def my_binary(n_positions, n_bits):
+    from posenc.course.exercises import EXERCISES
+    namespace = {"np": np}
+    exec(EXERCISES["binary"].answers[0], namespace)
+    return namespace["my_binary"](n_positions, n_bits)
+""", None),
+    "subprocess_to_posenc": ("""
+import json, subprocess, sys
+def my_binary(n_positions, n_bits):
+    code = f"import json, posenc; print(json.dumps(posenc.binary({n_positions}, {n_bits}).tolist()))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+    return np.array(json.loads(out))
+""", None),
+    "multiprocessing_to_posenc": ("""
+import multiprocessing
+def _reference(args):
+    import posenc
+    return posenc.binary(*args)
+def my_binary(n_positions, n_bits):
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.map(_reference, [(n_positions, n_bits)])[0]
+""", None),
+    "reload_posenc": ("""
+import importlib, sys
+def my_binary(n_positions, n_bits):
+    sys.modules.pop("posenc", None)
+    import posenc
+    posenc = importlib.reload(posenc)
+    return posenc.binary(n_positions, n_bits)
+""", None),
+    "meta_path_finder": ("""
+import importlib.util, sys
+class Finder:
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name == "shadow":
+            return importlib.util.spec_from_file_location("shadow", POSENC_INIT)
+        return None
+def my_binary(n_positions, n_bits):
+    sys.meta_path.insert(0, Finder)
+    import shadow
+    return shadow.binary(n_positions, n_bits)
+""", None),
+    "replaced_import": ("""
+import builtins
+def my_binary(n_positions, n_bits):
+    real = builtins.__import__
+    def spy(name, *args, **kwargs):
+        return real("posenc" if name == "math" else name, *args, **kwargs)
+    builtins.__import__ = spy
+    import math
+    return math.binary(n_positions, n_bits)
+""", None),
+    "always_equal": ("""
+class AlwaysEqual:
+    def __eq__(self, other):
+        return True
+    def __ne__(self, other):
+        return False
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("no numbers here")
+def my_binary(n_positions, n_bits):
+    return AlwaysEqual()
+""", None),
+    "equal_subclass": ("""
+class Equal(np.ndarray):
+    def __eq__(self, other):
+        return np.ones(np.shape(other), dtype=bool)
+def my_binary(n_positions, n_bits):
+    return np.zeros((n_positions, n_bits)).view(Equal)
+""", None),
+    "patched_comparisons": (None, """
+import numpy, torch
+numpy.allclose = lambda *args, **kwargs: True
+numpy.isclose = lambda a, b, *args, **kwargs: numpy.ones(numpy.broadcast(a, b).shape, dtype=bool)
+numpy.array_equal = lambda *args, **kwargs: True
+torch.testing.assert_close = lambda *args, **kwargs: None
+"""),
+    "patched_comparisons_inside": ("""
+def my_binary(n_positions, n_bits):
+    np.allclose = lambda *args, **kwargs: True
+    np.isclose = lambda a, b, *args, **kwargs: np.ones(np.broadcast(a, b).shape, dtype=bool)
+    return np.zeros((n_positions, n_bits))
+""", None),
+    "fake_grade_file": ("""
+def my_binary(n_positions, n_bits):
+    for name in ("grades.csv", "../grades.csv", "results.json"):
+        with open(name, "w") as file:
+            file.write("student,ex-ch03-binary,total\\nmallory,4,4\\n")
+    return np.zeros((n_positions, n_bits))
+""", """
+import json
+with open("results.json", "w") as file:
+    json.dump({"binary": "passed"}, file)
+"""),
+    "settrace_and_setprofile": ("""
+import sys
+SEEN = []
+def _spy(frame, event, arg):
+    if "expected" in frame.f_locals:
+        SEEN.append(frame.f_locals["expected"])
+    return _spy
+def my_binary(n_positions, n_bits):
+    sys.settrace(_spy)
+    sys.setprofile(_spy)
+    if SEEN:
+        return SEEN[-1]
+    return np.zeros((n_positions, n_bits))
+""", None),
+    "os_exit": ("""
+import os
+def my_binary(n_positions, n_bits):
+    os._exit(0)
+""", None),
+    "endless_loop": ("""
+def my_binary(n_positions, n_bits):
+    while True:
+        pass
+""", None),
+    "forged_pipe_message": ("""
+import json, os, struct, sys
+def my_binary(n_positions, n_bits):
+    message = json.dumps({"message": {"op": "returned", "id": 1, "passed": True, "status": "passed"},
+                          "sizes": []}).encode()
+    for fd in range(3, 12):
+        try:
+            os.write(fd, struct.pack("<QQ", len(message), 0) + message)
+        except OSError:
+            pass
+    os._exit(0)
+""", None),
+    "marshal_code": ("""
+import marshal, types
+def my_binary(n_positions, n_bits):
+    code = marshal.loads(CODE)
+    return types.FunctionType(code, {"np": np, "check_int": lambda name, v, **k: v})(n_positions, n_bits)
+""", None),
+    "compile_posenc_source": ("""
+def my_binary(n_positions, n_bits):
+    with open(POSENC_ABSOLUTE) as file:
+        source = file.read()
+    namespace = {}
+    exec(compile(source, "not_posenc.py", "exec"), namespace)
+    return namespace["binary"](n_positions, n_bits)
+""", None),
+    "ctypes": ("""
+import ctypes
+def my_binary(n_positions, n_bits):
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(my_binary))
+    return np.zeros((n_positions, n_bits))
+""", None),
+    "gc_search": ("""
+import gc
+def my_binary(n_positions, n_bits):
+    for obj in gc.get_objects():
+        if callable(obj) and getattr(obj, "__name__", "") == "hook":
+            obj.__defaults__ = None
+    return np.zeros((n_positions, n_bits))
+""", None),
+    "replace_hook_code": ("""
+def my_binary(n_positions, n_bits):
+    my_binary.__code__ = (lambda n_positions, n_bits: None).__code__
+    return np.zeros((n_positions, n_bits))
+""", None),
+    "passes_posenc_itself": ("""
+import posenc
+my_binary = posenc.binary
+""", None),
+    "socket": ("""
+import socket
+def my_binary(n_positions, n_bits):
+    socket.create_connection(("127.0.0.1", 9))
+    return np.zeros((n_positions, n_bits))
+""", None),
+}
+
+
+def _copied_posenc() -> str:
+    source = textwrap.dedent(inspect.getsource(posenc.binary)).replace("def binary(", "def my_binary(")
+    return "from posenc._validation import check_int\n" + source
+
+
+def _copied_answer() -> str:
+    return EXERCISES["binary"].answers[0].replace("table", "bits").replace("p ", "q ").replace("[p", "[q")
+
+
+def _submission(edition: Path, answer: str | None, extra: str | None) -> nbformat.NotebookNode:
+    notebook = nbformat.read(edition, as_version=4)
+    cells = []
+    for cell in notebook.cells:
+        cells.append(cell)
+        if "student-stub" in cell.metadata.get("tags", []):
+            if answer is not None:
+                cell.source = answer
+            if extra is not None:
+                cells.append(nbformat.v4.new_code_cell(extra))
+    notebook.cells = cells
+    return notebook
+
+
+def _constants() -> str:
+    code = marshal.dumps(posenc.binary.__code__)
+    folder = Path(posenc.__file__).resolve().parent
+    return (
+        f"CODE = {code!r}\nPOSENC_INIT = {str(folder / '__init__.py')!r}\n"
+        f"POSENC_ABSOLUTE = {str(folder / 'absolute.py')!r}\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    base = tmp_path_factory.mktemp("redteam")
+    write_student_edition(CHAPTER, base / "edition")
+    edition = base / "edition" / CHAPTER.name
+    prelude = "import numpy as np\n" + _constants()
+    students = {
+        "honest": (HONEST, None),
+        "honest_loops": (HONEST_LOOPS, None),
+        "honest_dataclass": (HONEST_DATACLASS, None),
+        "copied_posenc": (_copied_posenc(), None),
+        "copied_answer": (_copied_answer(), None),
+        **ATTACKS,
+    }
+    for name, (answer, extra) in students.items():
+        notebook = _submission(edition, None if answer is None else prelude + answer, extra)
+        (base / "class" / name).mkdir(parents=True)
+        nbformat.write(notebook, base / "class" / name / CHAPTER.name)
+    out = base / "grades"
+    grade_class(base / "class", out, seed=42, check_timeout=2, log=lambda text: None)
+    with open(out / "grades.csv") as file:
+        rows = {row["student"]: row for row in csv.DictReader(file)}
+    return base, out, rows
+
+
+def test_honest_work_keeps_full_marks(graded):
+    _, _, rows = graded
+    for name in ("honest", "honest_loops", "honest_dataclass"):
+        assert rows[name]["ex-ch03-binary"] == "4", name
+        assert rows[name]["notes"] == "", (name, rows[name]["notes"])
+
+
+@pytest.mark.parametrize("attack", [*ATTACKS, "copied_posenc", "copied_answer"])
+def test_every_attack_scores_zero(graded, attack):
+    _, out, rows = graded
+    assert rows[attack]["ex-ch03-binary"] == "0", (attack, (out / "feedback" / f"{attack}.md").read_text())
+
+
+def test_the_csv_says_who_tried(graded):
+    _, _, rows = graded
+    expected = {
+        "patched_checker": "replaced posenc.course.checker.check",
+        "patched_comparisons": "replaced numpy.allclose",
+        "fake_grade_file": "wrote a file",
+        "subprocess_to_posenc": "started a process",
+        "multiprocessing_to_posenc": "multiprocessing",
+        "marshal_code": "marshal",
+        "compile_posenc_source": "read posenc's or the grader's files",
+        "meta_path_finder": "read posenc's or the grader's files",
+        "ctypes": "used ctypes",
+        "gc_search": "gc",
+        "replace_hook_code": "replaced a function's code",
+        "socket": "used sockets",
+        "copied_posenc": "copied from posenc.absolute.binary",
+        "copied_answer": "copied from the model answer of ex-ch03-binary",
+        "settrace_and_setprofile": "sys.settrace",
+        "os_exit": "os._exit",
+    }
+    for student, words in expected.items():
+        assert words in rows[student]["notes"], (student, rows[student]["notes"])
+
+
+def test_what_the_attacks_were_told(graded):
+    _, out, _ = graded
+    feedback = {path.stem: path.read_text() for path in (out / "feedback").glob("*.md")}
+    assert "not attempted" in feedback["patched_checker"]
+    assert "timed out" in feedback["endless_loop"]
+    assert "exited" in feedback["os_exit"] and "exited" in feedback["forged_pipe_message"]
+    assert "switched off" in feedback["reload_posenc"] or "posenc" in feedback["reload_posenc"]
+    assert "you passed posenc's own posenc.binary" in feedback["passes_posenc_itself"]
+    assert "copied" in feedback["copied_posenc"] and "the checker said: " in feedback["copied_posenc"]
+
+
+def test_an_accepted_copy_is_graded_as_usual(graded, tmp_path):
+    base, _, _ = graded
+    out = tmp_path / "grades"
+    grade_class(base / "class", out, seed=42, check_timeout=2, log=lambda text: None,
+                accept=["copied_answer:binary"])
+    with open(out / "grades.csv") as file:
+        rows = {row["student"]: row for row in csv.DictReader(file)}
+    assert rows["copied_answer"]["ex-ch03-binary"] == "4"
+    assert rows["copied_posenc"]["ex-ch03-binary"] == "0"
+    assert "accepted by the teacher" in (out / "feedback" / "copied_answer.md").read_text()
+
+
+# --- honest work: every model answer of every exercise, graded sealed, passes as in the self-check ---
+PRELUDE = "import bisect, math\nimport numpy as np\nimport torch\nimport posenc\n"
+
+
+@pytest.mark.parametrize("name", list(EXERCISES))
+def test_every_model_answer_passes_sealed(name):
+    from posenc.course.mutants import answers
+    from posenc.course.sealed import sealed_check
+
+    exercise = EXERCISES[name]
+    for number, source in enumerate(answers(exercise, ROOT / "chapters"), start=1):
+        notebook = nbformat.v4.new_notebook()
+        notebook.cells = [nbformat.v4.new_code_cell(PRELUDE), nbformat.v4.new_code_cell(source)]
+        sealed = sealed_check(exercise, notebook, seed=42)
+        assert sealed.result.status == "passed", (name, number, str(sealed.result), sealed.problems)
+        assert sealed.refused == [], (name, number, sealed.refused)
