@@ -1,6 +1,7 @@
 """The Otter-Grader export, checked without Otter: every implementation exercise a question worth its
 points, with its solution in the master notebook and nowhere in what Otter hands to students, and
-tests that call the exercise's own checker (the hidden one with the course seed).
+a test per question that calls the exercise's own checker for the student's ``grader.check``; the
+grade itself comes from the sealed grader's Otter plugin, which carries the course seed.
 
 What Otter Assign makes of a master notebook is re-implemented here from its documented rules
 (Otter Assign's notebook format: raw boundary cells; ``# BEGIN SOLUTION NO PROMPT`` ...
@@ -15,6 +16,7 @@ import ast
 import json
 import math
 import re
+import textwrap
 from pathlib import Path
 
 import nbformat
@@ -30,7 +32,7 @@ from posenc.course.otter_export import MANIFEST, otter_notebook, write_otter_sou
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
-SEED = 424_242  # the course seed of this test's export: must appear in hidden tests only
+SEED = 424_242  # the course seed of this test's export: in the assignment config (the autograder's) only
 IMPLEMENTATIONS = [a for a in ACTIVITIES.values() if a.check]
 
 
@@ -203,18 +205,25 @@ def test_each_implementation_exercise_is_a_question_with_its_points_solution_and
             assert body_lines(answer), activity.label
             for line in body_lines(answer):  # the whole model answer is in the master notebook
                 assert line in solution.source, (activity.label, line)
-            hidden = []
-            for test in question["tests"]:
-                tree = ast.parse(test.source)
-                config = yaml.safe_load(ast.literal_eval(tree.body[0].value).split("# BEGIN TEST CONFIG", 1)[1])
-                (function,) = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
-                assert [a.arg for a in function.args.args] == [exercise.function_name]
-                call = checker_call(test.source)
-                assert [ast.literal_eval(call.args[0]), call.args[1].id] == [exercise.name, exercise.function_name]
-                seeds = [ast.literal_eval(k.value) for k in call.keywords if k.arg == "seed"]
-                assert seeds == ([SEED] if config.get("hidden") else [])
-                hidden.append(bool(config.get("hidden")))
-            assert sorted(hidden) == [False, True], activity.label
+            (test,) = question["tests"]  # the student's own check; the grade comes from the sealed plugin
+            tree = ast.parse(test.source)
+            config = yaml.safe_load(ast.literal_eval(tree.body[0].value).split("# BEGIN TEST CONFIG", 1)[1])
+            assert config == {"name": f"{exercise.name}-public"}
+            (function,) = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+            assert [a.arg for a in function.args.args] == [exercise.function_name]
+            call = checker_call(test.source)
+            assert [ast.literal_eval(call.args[0]), call.args[1].id] == [exercise.name, exercise.function_name]
+            assert [k.arg for k in call.keywords] == ["quiet"]  # no seed in any test
+
+
+def test_the_sealed_plugin_carries_the_seed_and_the_exercises(export):
+    out, _ = export
+    for stem in sorted({p.parent.name for p in out.glob("*/*.ipynb")}):
+        notebook = master(out, stem)
+        config = yaml.safe_load(notebook.cells[0].source)
+        (plugin,) = config["plugins"]
+        expected = [a.check for a in IMPLEMENTATIONS if a.chapter == stem[:2]]
+        assert plugin == {"posenc.course.otter_plugin.SealedGrades": {"course_seed": SEED, "exercises": expected}}
 
 
 def test_no_solution_prose_and_no_other_question(export):
@@ -232,7 +241,7 @@ def test_what_students_get_holds_no_solution_and_no_seed(export):
     out, _ = export
     for stem in sorted({p.parent.name for p in out.glob("*/*.ipynb")}):
         notebook = master(out, stem)
-        assert str(SEED) in "\n".join(c.source for c in notebook.cells)  # in the hidden tests ...
+        assert str(SEED) in notebook.cells[0].source  # in the assignment config (the autograder's) ...
         released = student_facing(notebook)
         assert str(SEED) not in released  # ... and nowhere else
         chapter = book(stem)
@@ -309,7 +318,7 @@ class _Verdict:
 
 def test_each_test_asserts_the_verdict_of_the_exercises_own_checker(export, monkeypatch):
     """Each test cell calls posenc.exercises.check with the exercise's name, the student's function and
-    (hidden test) the course seed, passes when the checker passes and fails with the checker's text."""
+    no seed, passes when the checker passes and fails with the checker's text."""
     import posenc.exercises
 
     out, _ = export
@@ -318,7 +327,6 @@ def test_each_test_asserts_the_verdict_of_the_exercises_own_checker(export, monk
         for name, question in questions(master(out, stem)).items():
             exercise = next(a.exercise for a in IMPLEMENTATIONS if a.check == name)
             for test in question["tests"]:
-                hidden = "hidden: true" in test.source
                 for passed in (True, False):
                     calls = []
 
@@ -329,42 +337,82 @@ def test_each_test_asserts_the_verdict_of_the_exercises_own_checker(export, monk
                     monkeypatch.setattr(posenc.exercises, "check", fake_check)
                     student = object()  # the function under test, passed through untouched
                     error = _run_test(test.source, student)
-                    assert calls == [((exercise.name, student), {"quiet": True} | ({"seed": SEED} if hidden else {}))]
+                    assert calls == [((exercise.name, student), {"quiet": True})]
                     assert (error is None) if passed else "the checker's message and hint" in str(error)
-                seen.add((name, hidden))
-    assert seen == {(a.check, hidden) for a in IMPLEMENTATIONS for hidden in (False, True)}
+                seen.add(name)
+    assert seen == {a.check for a in IMPLEMENTATIONS}
 
 
-def test_the_tests_run_the_real_checker_with_its_hidden_cases(export):
-    """With the real checker (chapter 8's RoPE): the master's solution passes both tests and the student's
-    stub fails both; a RoPE that turns only the first 8 pairs is right on every case of the text (heads up to
-    16 wide) but not on the course seed's wider heads: the public test passes it, the hidden one does not."""
+class _Test:
+    def __init__(self, possible):
+        self.possible, self.score = possible, 0
+
+    def update_score(self, score):
+        self.score = score
+
+
+class _Results:
+    """The part of Otter's GradingResults the plugin uses (otter/test_files/__init__.py, Otter 7.0.0)."""
+
+    def __init__(self, names):
+        self.results = {name: _Test(4) for name in names}
+        self.output = None
+
+    def update_score(self, name, score):
+        self.results[name].update_score(score)
+
+    def set_output(self, text):
+        self.output = text
+
+
+def _plugin_score(out, stem, source, seed=SEED):
+    from posenc.course.otter_plugin import SealedGrades
+
+    notebook = master(out, stem)
+    notebook.cells = [notebook.cells[0], nbformat.v4.new_code_cell(source)]
+    exercises = yaml.safe_load(notebook.cells[0].source)["plugins"][0][
+        "posenc.course.otter_plugin.SealedGrades"]["exercises"]
+    plugin = SealedGrades("submission.ipynb", {}, {"course_seed": seed, "exercises": exercises})
+    executed = plugin.before_execution(notebook)
+    assert "my_" not in "\n".join(c.source for c in executed.cells)  # no student code reaches Otter's kernel
+    results = _Results(exercises)
+    plugin.after_grading(results)
+    return {name: test.score for name, test in results.results.items()}, results.output
+
+
+def test_the_plugin_grades_sealed_with_the_hidden_cases(export):
+    """With the real checker (chapter 8's RoPE): the master's solution gets the points and the stub none; a RoPE
+    that turns only the first 8 pairs is right on every case of the text (heads up to 16 wide) but not on the
+    course seed's wider heads: the plugin gives it no points, and a patched checker changes nothing."""
     out, _ = export
     question = questions(master(out, "08_rope"))["rope"]
-    public, hidden = sorted(question["tests"], key=lambda t: "hidden: true" in t.source)
     (solution,) = question["solutions"]
-    model, stub = _namespace(), _namespace()
-    exec(solution.source, model)
-    exec(strip_solution(solution.source), stub)
-    for test in (public, hidden):
-        assert _run_test(test.source, model["my_rope"]) is None
-        error = _run_test(test.source, stub["my_rope"])
-        assert error is not None and "Not attempted yet" in str(error)
-
-    def narrow_rope(x, positions, base=10000.0):
-        d = x.shape[-1]
-        theta = base ** (-np.arange(0, d, 2, dtype=np.float64) / d)
-        theta[8:] = 0.0
-        angles = np.asarray(positions, dtype=np.float64)[:, None] * theta[None, :]
-        a, b = x[..., 0::2], x[..., 1::2]
-        out = np.empty(x.shape, dtype=np.float64)
-        out[..., 0::2] = a * np.cos(angles) - b * np.sin(angles)
-        out[..., 1::2] = a * np.sin(angles) + b * np.cos(angles)
-        return out
-
-    assert _run_test(public.source, narrow_rope) is None
-    error = _run_test(hidden.source, narrow_rope)
-    assert error is not None and "Not yet" in str(error)
+    prelude = "import numpy as np\n"
+    assert _plugin_score(out, "08_rope", prelude + solution.source)[0] == {"rope": 4}
+    assert _plugin_score(out, "08_rope", prelude + strip_solution(solution.source))[0] == {"rope": 0}
+    narrow = prelude + textwrap.dedent('''
+        def my_rope(x, positions, base=10000.0):
+            d = x.shape[-1]
+            theta = base ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+            theta[8:] = 0.0
+            angles = np.asarray(positions, dtype=np.float64)[:, None] * theta[None, :]
+            a, b = x[..., 0::2], x[..., 1::2]
+            out = np.empty(x.shape, dtype=np.float64)
+            out[..., 0::2] = a * np.cos(angles) - b * np.sin(angles)
+            out[..., 1::2] = a * np.sin(angles) + b * np.cos(angles)
+            return out
+    ''')
+    assert _test_function(question["tests"][0].source)  # the public test alone would pass it:
+    namespace = _namespace()
+    exec(narrow, namespace)
+    assert _run_test(question["tests"][0].source, namespace["my_rope"]) is None
+    scores, output = _plugin_score(out, "08_rope", narrow)
+    assert (scores == {"rope": 0} and "Not yet" in output) or "failed" in output
+    forged = narrow + textwrap.dedent('''
+        import posenc.exercises
+        posenc.exercises.check = lambda *args, **kwargs: type("R", (), {"passed": True})()
+    ''')
+    assert _plugin_score(out, "08_rope", forged)[0] == {"rope": 0}
 
 
 def test_the_command_refuses_a_folder_it_did_not_write(tmp_path, capsys):
@@ -381,22 +429,25 @@ def test_the_command_refuses_a_folder_it_did_not_write(tmp_path, capsys):
     (out / "08_rope" / "my-notes.md").write_text("kept")
     assert main(["otter", chapter, str(out), "--course-seed", "8"]) == 0  # an earlier export: updated
     assert (out / "08_rope" / "my-notes.md").read_text() == "kept"
-    assert "seed=8," in (out / "08_rope" / "08_rope.ipynb").read_text()
+    assert "course_seed: 8\n" in nbformat.read(out / "08_rope" / "08_rope.ipynb", as_version=4).cells[0].source
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging folder left
 
 
-def test_the_command_needs_a_seed_and_an_implementation_exercise(tmp_path, capsys, monkeypatch):
+def test_the_command_draws_a_seed_and_needs_an_implementation_exercise(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("POSENC_COURSE_SEED", raising=False)
-    assert main(["otter", str(CHAPTERS / "08_rope.ipynb"), str(tmp_path / "a")]) == 1
-    assert "--course-seed" in capsys.readouterr().err
+    assert main(["otter", str(CHAPTERS / "08_rope.ipynb"), str(tmp_path / "a")]) == 0  # a seed drawn for it
+    drawn = json.loads((tmp_path / "a" / MANIFEST).read_text())["course seed"]
+    assert isinstance(drawn, int) and f"course_seed: {drawn}\n" in nbformat.read(
+        tmp_path / "a" / "08_rope" / "08_rope.ipynb", as_version=4).cells[0].source
     monkeypatch.setenv("POSENC_COURSE_SEED", "11")
     assert main(["otter", str(CHAPTERS / "12_lab.ipynb"), str(tmp_path / "b")]) == 1
     assert "no notebook with an implementation exercise" in capsys.readouterr().err
     assert main(["otter", str(CHAPTERS / "08_rope.ipynb"), str(tmp_path / "c"), "--posenc", "numpy"]) == 1
     assert "posenc" in capsys.readouterr().err
-    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
+    assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
     assert main(["otter", str(CHAPTERS / "08_rope.ipynb"), str(tmp_path / "d")]) == 0  # the seed from the env
-    assert "seed=11," in (tmp_path / "d" / "08_rope" / "08_rope.ipynb").read_text()
+    assert "course_seed: 11\n" in nbformat.read(
+        tmp_path / "d" / "08_rope" / "08_rope.ipynb", as_version=4).cells[0].source
 
 
 def test_a_check_before_its_solution_is_refused():

@@ -380,3 +380,77 @@ def test_every_model_answer_passes_sealed(name):
         sealed = sealed_check(exercise, notebook, seed=42)
         assert sealed.result.status == "passed", (name, number, str(sealed.result), sealed.problems)
         assert sealed.refused == [], (name, number, sealed.refused)
+
+
+# --- the three routes agree: grade, Otter's plugin, nbgrader's preprocessor -----------------------
+ROUTE_CASES = ["honest", "patched_checker", "subprocess_to_posenc", "patched_comparisons", "os_exit",
+               "fake_grade_file", "copied_posenc", "equal_subclass"]
+
+
+def _nbgrader_determine_grade(cell) -> float:
+    """nbgrader 0.9.6's grade of an autograder test cell (nbgrader/utils.py, determine_grade, lines 147-158):
+    0 on an error output or a stderr stream, a partial grade for a numeric execute_result, else all points."""
+    points = float(cell.metadata["nbgrader"]["points"])
+    for output in cell.outputs:
+        if output.output_type == "error" or (output.output_type == "stream" and output.name == "stderr"):
+            return 0.0
+    return points
+
+
+def _with_answer(notebook, answer, extra, solution_cell):
+    notebook = nbformat.from_dict(notebook)
+    cells = []
+    for cell in notebook.cells:
+        cells.append(cell)
+        if solution_cell(cell):
+            if answer is not None:
+                cell.source = answer
+            if extra is not None:
+                cells.append(nbformat.v4.new_code_cell(extra))
+    notebook.cells = cells
+    return notebook
+
+
+def test_the_three_routes_give_the_same_points(graded, tmp_path):
+    from posenc.course.editions import write_nbgrader_source
+    from posenc.course.nbgrader_plugin import SealedChecks
+    from posenc.course.otter_plugin import SealedGrades
+
+    _, _, rows = graded
+    write_nbgrader_source(CHAPTER, tmp_path / "source" / "ps")
+    nbgrader_source = nbformat.read(tmp_path / "source" / "ps" / CHAPTER.name, as_version=4)
+    prelude = "import numpy as np\n" + _constants()
+    cases = {"honest": (HONEST, None), "copied_posenc": (_copied_posenc(), None), **ATTACKS}
+    for name in ROUTE_CASES:
+        answer, extra = cases[name]
+        answer = None if answer is None else prelude + answer
+        submitted = _with_answer(
+            nbgrader_source, answer, extra,
+            lambda cell: cell.metadata.get("nbgrader", {}).get("grade_id") == "ex-ch03-binary-solution",
+        )
+        graded_nb, _ = SealedChecks(course_seed=42, check_timeout=2.0).preprocess(submitted, {})
+        (check,) = [
+            c for c in graded_nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "ex-ch03-binary-check"
+        ]
+        by_nbgrader = _nbgrader_determine_grade(check)
+
+        plugin = SealedGrades("submission.ipynb", {}, {"course_seed": 42, "exercises": ["binary"], "check_timeout": 2})
+        student = nbformat.read(graded[0] / "class" / name / CHAPTER.name, as_version=4)
+        plugin.before_execution(student)
+
+        class Results:
+            def __init__(self):
+                self.results = {"binary": type("T", (), {"possible": 4, "score": 0})()}
+
+            def update_score(self, question, score):
+                self.results[question].score = score
+
+            def set_output(self, text):
+                self.output = text
+
+        results = Results()
+        plugin.after_grading(results)
+        by_otter = results.results["binary"].score
+        by_grade = int(rows[name]["ex-ch03-binary"])
+        assert by_grade == by_otter == by_nbgrader, (name, by_grade, by_otter, by_nbgrader)
+        assert by_grade == (4 if name == "honest" else 0), name

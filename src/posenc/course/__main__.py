@@ -53,6 +53,15 @@ def parser(prog: str = "python -m posenc.course") -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=f"write {text}")
         sub.add_argument("source", type=Path, help="a chapter notebook or the chapters/ folder")
         sub.add_argument("output", type=Path, help="the folder to write")
+    nbgrader = commands.choices["nbgrader"]
+    nbgrader.add_argument(
+        "--course-seed", type=_seed, default=None,
+        help="draws the hidden cases (default POSENC_COURSE_SEED, else a new one), written to the grading config",
+    )
+    nbgrader.add_argument(
+        "--config", type=Path, default=None,
+        help="where the grading config goes (default: posenc_grading.py in the course folder above source/)",
+    )
     otter = commands.add_parser("otter", help="write Otter-Grader (Gradescope) master notebooks")
     otter.add_argument("source", type=Path, help="a chapter notebook or the chapters/ folder")
     otter.add_argument("output", type=Path, help="a new or empty folder, or an earlier Otter export")
@@ -143,6 +152,15 @@ def main(argv: list[str] | None = None, prog: str = "python -m posenc.course") -
         else:
             written = _EDITIONS[args.command][0](args.source, args.output)
             print(f"wrote {len(written)} {args.command} notebooks to {args.output}/")
+            if args.command == "nbgrader":
+                import secrets
+
+                seed = args.course_seed if args.course_seed is not None else course_seed(None)
+                seed = seed if seed is not None else secrets.randbelow(2**31)
+                config = args.config or editions.nbgrader_config_path(args.output)
+                editions.write_nbgrader_config(config, seed)
+                print(f"wrote {config}: the sealed grading config with the course seed (keep it to yourself); "
+                      f'load it from nbgrader_config.py with load_subconfig("{Path(config).name}")')
     except (FileNotFoundError, FileExistsError, ValueError, NotADirectoryError, PermissionError) as error:
         return _fail(prog, str(error))
     return 0

@@ -370,6 +370,42 @@ def write_nbgrader_source(source: Path, output_dir: Path) -> list[Path]:
     return _write_edition(source, output_dir, nbgrader_notebook)
 
 
+#: The first line of the nbgrader grading config this command writes (it rewrites only such a file).
+NBGRADER_CONFIG_MARK = "# Written by `python -m posenc.course nbgrader`"
+
+
+def nbgrader_config_path(output_dir: Path) -> Path:
+    """Where the grading config goes: the course's root folder (above ``source/``), never inside a folder
+    nbgrader releases to students."""
+    output_dir = Path(output_dir).resolve()
+    for folder in (output_dir, *output_dir.parents):
+        if folder.name == "source":
+            return folder.parent / "posenc_grading.py"
+    return output_dir.parent / "posenc_grading.py"
+
+
+def write_nbgrader_config(path: Path, seed: int) -> Path:
+    """Write the grading config that makes ``nbgrader autograde`` grade sealed, with the course seed.
+
+    Load it from ``nbgrader_config.py`` with ``load_subconfig("posenc_grading.py")``. A file at ``path``
+    that this command did not write is never overwritten (``FileExistsError``)."""
+    path = Path(path)
+    if path.exists() and not path.read_text(encoding="utf-8").startswith(NBGRADER_CONFIG_MARK):
+        raise FileExistsError(f"{path} exists and was not written by this command: choose another --config")
+    text = (
+        f"{NBGRADER_CONFIG_MARK}: grade the implementation exercises with posenc's\n"
+        "# sealed grader. It holds the course seed: keep it on the grading machine, out of source/ and release/.\n"
+        "# In nbgrader_config.py: load_subconfig(\"posenc_grading.py\")\n"
+        "from posenc.course.nbgrader_plugin import autograde_preprocessors\n\n"
+        "c = get_config()  # noqa: F821 (traitlets config files provide it)\n"
+        "# nbgrader's Execute is replaced: no student code runs in a kernel on this machine\n"
+        "c.Autograde.autograde_preprocessors = autograde_preprocessors()\n"
+        f"c.SealedChecks.course_seed = {int(seed)}\n"
+    )
+    write_atomic(path, text)
+    return path
+
+
 def write_site_source(book_root: Path, output_dir: Path) -> Path:
     """A copy of the book at ``book_root`` whose chapter notebooks are the student edition.
 

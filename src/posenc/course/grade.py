@@ -25,6 +25,7 @@ status, message and hint).
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import re
 from dataclasses import dataclass, field
@@ -89,6 +90,14 @@ class NotebookGrade:
 FLAGGED = ("copied", "refused")
 
 
+@functools.lru_cache(maxsize=1)
+def _default_corpus():
+    """posenc's functions and the book's model answers, read once per process."""
+    from .copies import Corpus
+
+    return Corpus.build(model_answers())
+
+
 def judge_notebook(
     notebook,
     names: list[str],
@@ -101,11 +110,10 @@ def judge_notebook(
     """Each exercise in ``names`` judged sealed for the function ``notebook`` (an nbformat node) defines:
     exercise name -> status, message, hint, what the checker said, flags and problems. The grade command,
     the Otter plugin and the nbgrader preprocessor all grade with this."""
-    from .copies import Corpus
     from .extract import extract_function
     from .sealed import forbidden_roots, sealed_check
 
-    corpus = corpus if corpus is not None else Corpus.build(model_answers())
+    corpus = corpus if corpus is not None else _default_corpus()
     forbidden = forbidden if forbidden is not None else forbidden_roots()
     results = {}
     for name in names:

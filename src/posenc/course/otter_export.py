@@ -14,21 +14,26 @@ the autograder zip for Gradescope. In the master notebook:
 
 * a raw ``# ASSIGNMENT CONFIG`` cell first: the assignment's name, ``requirements.txt``,
   exception-based tests (``tests: ok_format: false``), no PDF in the submission (every
-  question is autograded), Python 3.11 (the version the book is tested with);
+  question is autograded), Python 3.11 (the version the book is tested with), and the sealed
+  grader's plugin (:mod:`posenc.course.otter_plugin`) with the course seed and the exercises:
+  it grades every question from the submission's source in a process the student's code
+  cannot reach, on the public and the hidden cases, and no student code runs in Otter's kernel;
 * each implementation exercise is a question (raw ``# BEGIN QUESTION`` with ``name`` = the
   checker's name, ``points`` from the chapter's ``ACTIVITIES``, ``all_or_nothing: true``,
   as the checker gives all points or none): the task's text; the solution cell, whose
   function keeps its signature and docstring while its body sits between
   ``# BEGIN SOLUTION NO PROMPT`` and ``# END SOLUTION``, followed by the prompt the student
-  gets instead (the student edition's ``raise NotImplementedError(...)``); two tests that
-  call the same checker, ``exercises.check(name, function)``: a public one (the cases of the
-  text, their boundaries, forms and reruns) and a hidden one with ``seed=`` the course seed
-  (the hidden cases too). The chapter's own check cell is replaced by Otter's;
+  gets instead (the student edition's ``raise NotImplementedError(...)``); a test that calls
+  the checker, ``exercises.check(name, function)``, for the student's own ``grader.check``
+  while working (the public cases); the grade comes from the plugin. The chapter's own check
+  cell is replaced by Otter's;
 * the solutions' prose and demonstrations are left out altogether (as in the nbgrader
   export), and the other exercises stay as prompts, graded by hand with the teacher edition.
 
-The course seed is written into the hidden tests, which Otter keeps out of the student
-notebook: keep the master notebooks and the autograder zip to yourself. ``OUT`` must be new,
+The course seed is written only into the assignment config, which Otter keeps out of the student
+notebook (it goes into the autograder zip's ``otter_config.json``): keep the master notebooks and
+the autograder zip to yourself. Without ``--course-seed`` a new seed is drawn and recorded in the
+export's manifest. ``OUT`` must be new,
 empty, or an earlier export of this command (it carries ``.posenc-otter.json``, the list of
 the files it wrote); nothing else is ever overwritten. The export is written into a folder
 beside ``OUT`` and moved into place, file by file.
@@ -98,18 +103,15 @@ def otter_solution_source(source: str, label: str) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def _test_cell(name: str, function: str, seed: int | None) -> str:
-    """An exception-based Otter test that passes when posenc's checker passes ``function``."""
-    kind = "public" if seed is None else "hidden"
-    config = "" if seed is None else "hidden: true\n"
-    arguments = f'"{name}", {function}' + ("" if seed is None else f", seed={seed}")
+def _test_cell(name: str, function: str) -> str:
+    """An exception-based Otter test for the student's ``grader.check``: posenc's checker on the public cases."""
     return (
-        f'""" # BEGIN TEST CONFIG\nname: {name}-{kind}\n{config}""" # END TEST CONFIG\n'
-        f"def test_{name}_{kind}({function}):\n"
+        f'""" # BEGIN TEST CONFIG\nname: {name}-public\n""" # END TEST CONFIG\n'
+        f"def test_{name}_public({function}):\n"
         f"    from posenc import exercises\n\n"
-        f"    result = exercises.check({arguments}, quiet=True)\n"
+        f'    result = exercises.check("{name}", {function}, quiet=True)\n'
         f"    assert result.passed, str(result)\n\n"
-        f"test_{name}_{kind}({function})\n"
+        f"test_{name}_public({function})\n"
     )
 
 
@@ -119,7 +121,8 @@ def _question(activity, prompt, solutions, seed: int) -> list:
     cells = [_raw(config), nbformat.v4.new_markdown_cell(_BLOCK.sub("", prompt.source)), _raw("# BEGIN SOLUTION")]
     cells += [nbformat.v4.new_code_cell(otter_solution_source(c.source, activity.label)) for c in solutions]
     cells += [_raw("# END SOLUTION"), _raw("# BEGIN TESTS")]
-    cells += [nbformat.v4.new_code_cell(_test_cell(exercise.name, exercise.function_name, s)) for s in (None, seed)]
+    # the student's own check (public cases): the grade itself comes from the sealed grader's plugin
+    cells += [nbformat.v4.new_code_cell(_test_cell(exercise.name, exercise.function_name))]
     cells += [_raw("# END TESTS"), _raw("# END QUESTION")]
     return cells
 
@@ -128,8 +131,13 @@ def _quoted(text: str) -> str:
     return json.dumps(text)  # a JSON string is a YAML double-quoted scalar
 
 
-def _assignment_config(name: str, files: list[str]) -> str:
-    """The ``# ASSIGNMENT CONFIG`` cell's YAML."""
+#: The Otter plugin that grades the questions sealed (posenc.course.otter_plugin).
+PLUGIN = "posenc.course.otter_plugin.SealedGrades"
+
+
+def _assignment_config(name: str, files: list[str], seed: int, exercises: list[str]) -> str:
+    """The ``# ASSIGNMENT CONFIG`` cell's YAML: the sealed grader's plugin carries the course seed, which
+    Otter writes only into the autograder zip's ``otter_config.json``."""
     lines = [
         "# ASSIGNMENT CONFIG",
         "# Written by `python -m posenc.course otter`: the implementation exercises, graded by posenc's checkers.",
@@ -143,6 +151,8 @@ def _assignment_config(name: str, files: list[str]) -> str:
     ]
     if files:
         lines += ["files:", *(f"  - {_quoted(f)}" for f in files)]
+    lines += ["plugins:", f"  - {PLUGIN}:", f"      course_seed: {int(seed)}", "      exercises:"]
+    lines += [f"        - {_quoted(e)}" for e in exercises]
     return "\n".join(lines)
 
 
@@ -159,7 +169,7 @@ def otter_notebook(
     seed = course_seed(seed)
     if seed is None:
         raise ValueError("the Otter export needs a course seed for its hidden tests (--course-seed N)")
-    cells, open_question, solutions, questions = [], None, [], 0
+    cells, open_question, solutions, questions, exercises = [], None, [], 0, []
     for role, cell, label in _walk(notebook):
         if open_question is not None:
             activity, prompt = open_question
@@ -170,6 +180,7 @@ def otter_notebook(
                 continue
             if role == "check" and _CHECK.search(cell.source).group(1) == activity.check and solutions:
                 cells += _question(activity, prompt, solutions, seed)
+                exercises.append(activity.check)
                 open_question, solutions, questions = None, [], questions + 1
                 continue
             raise ValueError(
@@ -194,7 +205,7 @@ def otter_notebook(
     if not questions:
         raise ValueError("the notebook has no implementation exercise (none of its exercises has a checker)")
     result = nbformat.v4.new_notebook(metadata=notebook.metadata)
-    result.cells = [_raw(_assignment_config(name, list(files))), *cells]
+    result.cells = [_raw(_assignment_config(name, list(files), seed, exercises)), *cells]
     return result
 
 
@@ -259,7 +270,7 @@ def write_otter_source(
     """
     seed = course_seed(seed)
     if seed is None:
-        raise ValueError("the Otter export needs a course seed for its hidden tests (--course-seed N)")
+        seed = secrets.randbelow(2**31)
     posenc = f"posenc[book]=={__version__}" if posenc is None else posenc.strip()
     if "\n" in posenc or "posenc" not in posenc:
         raise ValueError(f"posenc must be one requirement line that installs posenc, got {posenc!r}")
@@ -283,7 +294,12 @@ def write_otter_source(
         staged.update({f"{path.stem}/{name}": file for name, file in files.items()})
     if not staged:
         raise ValueError(f"{source}: no notebook with an implementation exercise")
-    manifest = {"written by": "python -m posenc.course otter", "posenc": __version__, "files": sorted(staged)}
+    manifest = {
+        "written by": "python -m posenc.course otter",
+        "posenc": __version__,
+        "course seed": seed,
+        "files": sorted(staged),
+    }
     staged[MANIFEST] = json.dumps(manifest, indent=1) + "\n"
     _move_into_place(staged, output_dir, earlier)
     return [output_dir / name for name in staged if name.endswith(".ipynb")]
