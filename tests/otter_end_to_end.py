@@ -5,15 +5,17 @@ nor ``make test`` install Otter)::
 
     python3.11 -m venv /tmp/otter-venv
     /tmp/otter-venv/bin/pip install -r requirements.txt otter-grader==7.0.0
-    /tmp/otter-venv/bin/python tests/otter_end_to_end.py /tmp/otter-check 11_yarn 13_conventions_and_bugs
+    /tmp/otter-venv/bin/python tests/otter_end_to_end.py /tmp/otter-check 08_rope
 
-For each chapter named (default 11 and 13, the chapters with two implementation exercises), in the new
+For each chapter named (default 08, whose answer has an independent version in ``OWN_ANSWERS``), in the new
 folder ``WORK``: ``python -m posenc.course otter``, then ``otter assign`` (which runs the tests against
 the solutions), a check of the autograder zip's layout, then three submissions made from the student
 notebook Otter wrote: every stub replaced by the chapter's model answer (correct), the same with one
-answer broken (wrong), and with one stub left as it is (blank). Each is graded by ``otter run`` and by
+answer broken (wrong), with one stub left as it is (blank), and every stub left with the checker patched to
+pass everything (forged, issue 41's 8 lines). Each is graded by ``otter run`` and by
 ``python -m posenc.course grade`` with the same course seed; the script prints both scores per exercise
-and exits 1 if they differ anywhere or a score is not the one expected.
+and exits 1 if they differ anywhere or a score is not the one expected. The correct answers must not be
+the chapters' own (a copy of a model answer gets no points): ``OWN_ANSWERS`` holds the ones used.
 """
 
 from __future__ import annotations
@@ -37,8 +39,32 @@ SEED = "20261123"
 CASES = {
     "11_yarn": ("my_yarn_attention_factor", "np.log(factor)", "np.log10(factor)", "my_yarn_attention_factor"),
     "13_conventions_and_bugs": ("my_rope_half", "[-x2, x1]", "[x2, -x1]", "my_permute_for_half"),
-    "08_rope": ("my_rope", "theta = base", "theta = 2 * base", "my_rope"),
+    "08_rope": ("my_rope", "angle = pos * base", "angle = pos * 2 * base", "my_rope"),
 }
+#: Correct answers written independently of the chapters' (a copy of a model answer gets no points).
+OWN_ANSWERS = {
+    "my_rope": """def my_rope(x, positions, base=10000.0):
+    half = x.shape[-1] // 2
+    out = np.array(x, dtype=np.float64, copy=True)
+    pos = np.asarray(positions, dtype=np.float64)
+    for j in range(half):
+        angle = pos * base ** (-2.0 * j / x.shape[-1])
+        c, s = np.cos(angle), np.sin(angle)
+        first, second = x[..., 2 * j], x[..., 2 * j + 1]
+        out[..., 2 * j] = first * c - second * s
+        out[..., 2 * j + 1] = first * s + second * c
+    return out
+""",
+}
+#: The 8 lines of issue 41 that gave full marks in every route when the check ran in the student's kernel.
+FORGERY = """import posenc.course, posenc.course.checker, posenc.exercises
+from posenc.course.results import CheckResult
+def _always(name, function, **kwargs):
+    return CheckResult(name, "passed", "all checks agree with posenc")
+posenc.course.checker.check = _always
+posenc.course.check = _always
+posenc.exercises.check = _always
+"""
 
 
 def run(*command, cwd=None) -> None:
@@ -57,14 +83,16 @@ def submissions(stem: str, student: Path, out: Path) -> dict[str, Path]:
         if role == "solution-code":
             answers[defined(cell.source)] = cell.source
     written = {}
-    for variant in ("correct", "wrong", "blank"):
+    for variant in ("correct", "wrong", "blank", "forged"):
         notebook = nbformat.read(student, as_version=4)
+        if variant == "forged":  # every stub left as it is, and the checker patched to pass everything
+            notebook.cells.append(nbformat.v4.new_code_cell(FORGERY))
         for cell in notebook.cells:
             if cell.cell_type == "code" and "raise NotImplementedError" in cell.source:
                 name = defined(cell.source)
-                if name not in answers or (variant == "blank" and name == blank):
+                if name not in answers or (variant == "blank" and name == blank) or variant == "forged":
                     continue
-                source = answers[name]
+                source = OWN_ANSWERS.get(name, answers[name])
                 if variant == "wrong" and name == broken:
                     assert old in source, (name, old)
                     source = source.replace(old, new)
@@ -86,8 +114,11 @@ def check_zip(path: Path, stem: str, names: list[str]) -> None:
     assert "torch==2.13.0" in environment and "posenc" in environment, environment
     for name in names:
         test = zipfile.ZipFile(path).read(f"tests/{name}.py").decode()
-        assert f"points = {BY_CHECK[name].points}" in test and f"seed={SEED}" in test, test
+        assert f"points = {BY_CHECK[name].points}" in test and SEED not in test, test
         assert f'exercises.check("{name}"' in test or f"exercises.check('{name}'" in test, test
+    config = json.loads(zipfile.ZipFile(path).read("otter_config.json"))
+    plugin = {"posenc.course.otter_plugin.SealedGrades": {"course_seed": int(SEED), "exercises": names}}
+    assert config["plugins"] == [plugin], config
 
 
 def main(work: Path, stems: list[str]) -> int:
@@ -113,9 +144,11 @@ def main(work: Path, stems: list[str]) -> int:
             run(python, "-m", "posenc.course", "grade", notebook.parent, "--course-seed", SEED, "--out", grades)
             row = next(csv.DictReader((grades / "grades.csv").open()))
             by_posenc = {name: float(row[BY_CHECK[name].label]) for name in names}
-            failed = {"correct": None, "wrong": broken, "blank": blank}[variant]
+            failed = {"correct": None, "wrong": broken, "blank": blank}.get(variant)
             expected = {n: float(BY_CHECK[n].points) for n in names}
             expected.update({n: 0.0 for n in names if BY_CHECK[n].exercise.function_name == failed})
+            if variant == "forged":
+                expected = dict.fromkeys(names, 0.0)
             agree = by_otter == by_posenc == expected
             bad += not agree
             print(f"{stem} {variant:8s} otter {by_otter} posenc {by_posenc} {'agree' if agree else 'DIFFER'}")
@@ -123,4 +156,4 @@ def main(work: Path, stems: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]), sys.argv[2:] or ["11_yarn", "13_conventions_and_bugs"]))
+    sys.exit(main(Path(sys.argv[1]), sys.argv[2:] or ["08_rope"]))

@@ -382,8 +382,18 @@ def _judge(exercise: Exercise, function, case: Case, number: int, total: int, no
     return verdict(exercise, case, where, number - 1, outcome)
 
 
+#: NumPy's default floating-point error handling: the checker's own computations run under it, whatever the
+#: notebook set with ``np.seterr`` (a notebook's ``np.seterr(all="raise")`` must not break the check).
+_NUMPY_DEFAULTS = {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}
+
+
 def verdict(exercise: Exercise, case: Case, where: str, failed: int, outcome: Outcome) -> CheckResult | None:
     """Judge one call's :class:`Outcome` against the reference: None when right, else why not."""
+    with np.errstate(**_NUMPY_DEFAULTS):
+        return _verdict(exercise, case, where, failed, outcome)
+
+
+def _verdict(exercise: Exercise, case: Case, where: str, failed: int, outcome: Outcome) -> CheckResult | None:
     name, error = exercise.name, outcome.error
     if outcome.violation is not None:
         caught = "" if isinstance(error, HiddenFunctionError) else " (your function caught the error; it still counts)"
@@ -399,8 +409,12 @@ def verdict(exercise: Exercise, case: Case, where: str, failed: int, outcome: Ou
         return CheckResult(
             name,
             "failed",
-            f"{where}: your function turned off the checker's tracing (sys.settrace) or changed its settings",
-            hint="leave sys.settrace and the checker's state alone; the checker uses them to switch posenc off",
+            f"{where}: the checker's tracing (sys.settrace) was turned off or its settings changed while your function "
+            "ran",
+            hint="leave sys.settrace and the checker's state alone; the checker uses them to switch posenc off. A "
+            "function that recurses past Python's recursion limit also turns the tracing off (even when it catches "
+            "the RecursionError): recurse less deeply or loop. The grader (python -m posenc.course grade) does not "
+            "trace, so this check does not affect a grade",
             checked=failed,
         )
     if isinstance(error, NotImplementedError):
@@ -481,7 +495,8 @@ def run_check(
     """Check ``function`` against ``exercise`` (see the module's docstring); never raises for the student's faults."""
     if function is None or not callable(function):
         return CheckResult(exercise.name, "not attempted", f"pass your function, {exercise.signature}, to the checker")
-    cases = exercise.plan(course_seed(seed))
+    with np.errstate(**_NUMPY_DEFAULTS):
+        cases = exercise.plan(course_seed(seed))
     limit = _timeout(timeout)
     mode = os.environ.get("POSENC_CHECK_ISOLATION", "fork")
     if mode == "fork" and hasattr(os, "fork"):

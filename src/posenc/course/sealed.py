@@ -38,8 +38,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from . import wire
-from .engine import Case, CheckResult, Exercise, Outcome, _timeout, course_seed, verdict
+from .engine import _NUMPY_DEFAULTS, Case, CheckResult, Exercise, Outcome, _timeout, course_seed, verdict
 from .extract import Extracted, extract_function
 from .inputs import materialize, snapshot, unchanged
 from .isolation import _timed_out
@@ -310,7 +312,8 @@ def sealed_check(
     if not extracted.defined:
         result = CheckResult(exercise.name, "missing", f"{exercise.function_name} is not defined")
         return Sealed(result)
-    cases = exercise.plan(course_seed(seed))
+    with np.errstate(**_NUMPY_DEFAULTS):
+        cases = exercise.plan(course_seed(seed))
     limit = _timeout(timeout)
     forbidden = forbidden if forbidden is not None else forbidden_roots()
     child = _Child(extracted, exercise, forbidden, _preload(extracted, cases))

@@ -104,6 +104,8 @@ def _permitted(code, frame) -> bool:
         return True
     if code.co_name == "<module>":  # a module being imported (its top-level code defines, not computes)
         return True
+    if code.co_name in ("__getattr__", "__dir__") and code.co_qualname == code.co_name:
+        return True  # a package's lazy loader (PEP 562; torch.compile reads modules this way): it computes nothing
     caller = frame.f_back
     while caller is not None:  # inside an allowed helper, or inside an import of a posenc module
         outer = caller.f_code

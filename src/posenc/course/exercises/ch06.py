@@ -1,6 +1,7 @@
 """Chapter 6: scale the token embeddings, then add positions (``scaled_embedding``)."""
 
 import math
+import re
 
 import numpy as np
 
@@ -32,7 +33,17 @@ def _divided(token_embeddings, position_table):
 
 
 def _whole_table(kwargs, error):
-    return kwargs["position_table"].shape[0] != kwargs["token_embeddings"].shape[-2] and "broadcast" in str(error)
+    """The whole table added: the error is a broadcast of the sequence's rows against all of the table's (NumPy
+    names both shapes, torch both sizes)."""
+    table, embeddings = kwargs["position_table"], kwargs["token_embeddings"]
+    rows, seq = table.shape[0], embeddings.shape[-2]
+    text = str(error)
+    if rows == seq:
+        return False
+    if "broadcast" in text:
+        shapes = {tuple(int(n) for n in found.split(",") if n.strip()) for found in re.findall(r"\(([\d, ]+)\)", text)}
+        return tuple(table.shape) in shapes and tuple(embeddings.shape) in shapes
+    return "must match the size" in text and f"({rows})" in text and f"({seq})" in text
 
 
 def _case(shape, rows, seed, scale=1.0):

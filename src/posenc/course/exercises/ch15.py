@@ -107,6 +107,9 @@ INTERPOLATE = Exercise(
         {"lengths": _PI, "values": _PI_VALUES, "length": 10239.5},  # just before the last
         {"lengths": [4096, 16384], "values": [2.5, 0.0], "length": 8192},  # two quoted lengths, down to 0
         {"lengths": np.array(_PI), "values": np.array(_PI_VALUES), "length": 5000},  # NumPy arrays, as ch. 15 has
+        # in the upper half (in log length) of interior segments: nearer the next quoted length than the last
+        {"lengths": _PI, "values": _PI_VALUES, "length": 7900},
+        {"lengths": [8192, 32768, 65536, 98304, 131072], "values": [3.56, 2.70, 2.45, 2.36, 2.37], "length": 60000},
     ],
     domain=_within,
 )

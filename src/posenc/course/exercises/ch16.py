@@ -156,6 +156,8 @@ POSITION_IDS = Exercise(
         {"attention_mask": np.array([0])},
         {"attention_mask": np.array([[1, 1, 1, 0, 0]])},  # right padding
         {"attention_mask": np.array([1, 0, 1, 0, 1, 0, 1])},  # every other token a pad
+        # positions past 2**15 and 2**16: an int16 or uint16 count wraps here
+        {"attention_mask": np.concatenate([np.zeros(3, dtype=np.int64), np.ones(70_000, dtype=np.int64)])},
         {"attention_mask": np.r_[np.zeros(300, dtype=np.int64), np.ones(1700, dtype=np.int64)][None]},
         {"attention_mask": np.array([[0, 1], [1, 0], [0, 0], [1, 1]])},
         {"attention_mask": np.array([[0, 1, 1], [0, 0, 1]])},  # more columns than rows
@@ -260,6 +262,7 @@ PACKED_POSITIONS = Exercise(
         {"lengths": [1] * 40},  # every document one token long
         {"lengths": [2000]},
         {"lengths": [1, 1500, 1]},
+        {"lengths": [40_000, 30_000, 5]},  # positions past 2**15, a row past 2**16: int16 or uint16 wraps
         {"lengths": [7, 1]},
         {"lengths": [2, 2, 2, 2]},
     ],
