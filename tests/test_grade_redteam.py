@@ -454,3 +454,9 @@ def test_the_three_routes_give_the_same_points(graded, tmp_path):
         by_grade = int(rows[name]["ex-ch03-binary"])
         assert by_grade == by_otter == by_nbgrader, (name, by_grade, by_otter, by_nbgrader)
         assert by_grade == (4 if name == "honest" else 0), name
+
+
+def test_the_teachers_guide_counts_what_this_file_grades():
+    guide = (ROOT / "chapters" / "coursework.md").read_text()
+    assert f"grades a class of {len(ATTACKS) + 2} attacks\nand 3 honest notebooks" in guide
+    assert f"; {len(ROUTE_CASES)} of them, honest\nand dishonest, get the same points in all three routes" in guide
