@@ -460,3 +460,38 @@ def test_the_teachers_guide_counts_what_this_file_grades():
     guide = (ROOT / "chapters" / "coursework.md").read_text()
     assert f"grades a class of {len(ATTACKS) + 2} attacks\nand 3 honest notebooks" in guide
     assert f"; {len(ROUTE_CASES)} of them, honest\nand dishonest, get the same points in all three routes" in guide
+
+
+# --- what a student reads: the student website's sources ------------------------------------------
+def test_the_student_website_quotes_no_solution_and_asks_no_keyed_question(tmp_path):
+    from posenc.course.editions import TEACHER_ONLY, write_site_source
+
+    out = write_site_source(ROOT, tmp_path / "site")
+    corrections = (out / "chapters" / "corrections.md").read_text()
+    for quoted in ("2051", "4097", "76%", "2.36 at 98", "keeps the curve", "43%"):
+        assert quoted in (ROOT / "chapters" / "corrections.md").read_text()  # the book's own page has them ...
+        assert quoted not in corrections, quoted  # ... the student website's does not
+    assert "are in the teacher edition" in corrections
+    assert "posenc_answer_forms: false" in (out / "_config.yml").read_text()
+    # every correction that speaks of an exercise, a solution or a rubric is marked, so none reaches students
+    for page in (ROOT / "chapters").glob("*.md"):
+        kept = TEACHER_ONLY.sub("", page.read_text())
+        for item in kept.split("\n- ")[1:]:
+            lowered = item.split("\n\n")[0].lower()
+            if page.name == "corrections.md":
+                assert not any(w in lowered for w in ("exercise's solution", "solution:", "rubric")), item[:80]
+
+
+def test_the_answer_forms_switch_off(monkeypatch):
+    import posenc.book.answers as answers
+
+    class Config:
+        posenc_answer_forms = False
+
+    class App:
+        config = Config()
+
+    called = []
+    monkeypatch.setattr(answers, "answer_keys", lambda: called.append(1) or {})
+    answers.insert_answer_forms(App(), None, "chapters/08_rope")
+    assert called == []

@@ -66,6 +66,8 @@ def insert_answer_forms(app, doctree, docname) -> None:
     """Put each declared prediction's form before its solution (``doctree-resolved``)."""
     from sphinx_exercise.nodes import solution_node
 
+    if not app.config.posenc_answer_forms:  # the student website: no answer key in the page
+        return
     keys = answer_keys()
     for solution in list(doctree.findall(solution_node)):
         label = solution.get("target_label")
@@ -88,6 +90,7 @@ def link_answer_files(app, pagename, templatename, context, doctree) -> None:
 
 
 def setup(app):
+    app.add_config_value("posenc_answer_forms", True, "env")
     app.connect("doctree-resolved", insert_answer_forms)
     app.connect("html-page-context", link_answer_files)  # before the script de-duplication (priority 900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

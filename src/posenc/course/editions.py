@@ -426,4 +426,30 @@ def write_site_source(book_root: Path, output_dir: Path) -> Path:
             shutil.copy2(item, target)
     for path in (book_root / "chapters").glob("*.ipynb"):
         _write_notebook(student_notebook(_read(path)), output_dir / "chapters" / path.name)
+    for path in output_dir.rglob("*.md"):
+        text = path.read_text(encoding="utf-8")
+        if TEACHER_ONLY.search(text):
+            path.write_text(without_teacher_only(text), encoding="utf-8")
+    config = output_dir / "_config.yml"
+    text = config.read_text(encoding="utf-8")
+    if "\n  config:\n" not in text:
+        raise ValueError(f"{config}: no `sphinx: config:` section to switch the answer forms off in")
+    # no prediction's answer form: its key would be in the page
+    text = text.replace("\n  config:\n", "\n  config:\n    posenc_answer_forms: false\n", 1)
+    config.write_text(text, encoding="utf-8")
     return output_dir
+
+
+#: A part of a page that quotes an exercise's solution (the corrections page's entries about solutions):
+#: ``<!-- teacher-only: why -->`` ... ``<!-- /teacher-only -->``, left out of the student website.
+TEACHER_ONLY = re.compile(r"^<!-- teacher-only:.*?-->\n.*?^<!-- /teacher-only -->\n?", re.S | re.M)
+
+
+def without_teacher_only(text: str) -> str:
+    """``text`` without its teacher-only parts, and a line that says where they are, once."""
+    note = (
+        "Corrections that quote an exercise's solution are in the teacher edition "
+        "(`make teacher`, or the book's own website).\n"
+    )
+    stripped = TEACHER_ONLY.sub("", text)
+    return stripped if note in stripped else stripped.rstrip("\n") + "\n\n" + note
