@@ -67,7 +67,7 @@ test: $(STAMP)
 # tests/test_course_engine.py, which forks in both commands. `make test` checks in forked processes,
 # as a student's notebook does.
 check: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks teacher
 	env -u PYTHONDONTWRITEBYTECODE POSENC_CHECK_ISOLATION=thread $(BIN)/python -m pytest -q -m "not book and not slow" -p no:cacheprovider -n 2
 
 # Jupyter refuses to run as root unless told to (containers often run as root).
@@ -106,7 +106,7 @@ book-student: $(STAMP)
 	@echo "The student website is at: $(CURDIR)/_build/student-site/_build/html/index.html"
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks teacher
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

@@ -106,10 +106,25 @@ def test_bad_keys_are_refused_with_a_message():
         Number("q?", 3, -1, "Right.", "No.")
     with pytest.raises(TypeError, match="value must be a finite number, got nan"):
         Number("q?", math.nan, 0, "Right.", "No.")
-    with pytest.raises(TypeError, match="only a prediction takes an answer"):
-        Activity("ex-ch01-x", "investigation", 5, rubric=("a",), answer=Number("q?", 1, 0, "Right.", "No."))
-    with pytest.raises(TypeError, match="only a prediction takes an answer"):
-        prediction("ex-ch01-x", 5, "a", answer="yes")
+    assert prediction("ex-ch01-x", 5).answer is None  # no key of that label: no question
+    assert Activity("ex-ch07-predict-buckets", "investigation", 5).answer is None  # an investigation asks none
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ('PREDICTIONS = {"ex-ch01-x": "yes"}', "must be a Choices or a Number, got 'yes'"),
+        ('RUBRICS = {"ex-ch01-x": ["a list"]}', "must be a tuple of non-empty strings"),
+        ('RUBRICS = {"ex-ch01-x": ("",)}', "must be a tuple of non-empty strings"),
+        ('ANSWERS = {"binary": "def f(): pass"}', "must be a tuple of non-empty strings"),
+    ],
+)
+def test_a_bad_answer_key_is_refused_with_a_message(tmp_path, body, words):
+    from posenc.course.key import load_key
+
+    (tmp_path / "ch01.py").write_text(body + "\n")
+    with pytest.raises(TypeError, match=re.escape(words)):
+        load_key(tmp_path)
 
 
 def test_a_number_accepts_exactly_its_tolerance():

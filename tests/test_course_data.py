@@ -124,11 +124,11 @@ def test_each_chapter_module_lists_every_exercise_it_defines():
 @pytest.mark.parametrize(
     "make, words",
     [
-        (lambda: Activity("ex-ch01-x", "essay", 10, rubric=("a",)), "kind must be one of"),
-        (lambda: Activity("chapter-one", "prediction", 10, rubric=("a",)), "label must look like"),
-        (lambda: Activity("ex-ch01-x", "prediction", 0, rubric=("a",)), "minutes must be a positive"),
-        (lambda: Activity("ex-ch01-x", "prediction", 10), "a rubric"),
-        (lambda: Activity("ex-ch01-x", "implementation", 10, rubric=("a",)), "has a checker"),
+        (lambda: Activity("ex-ch01-x", "essay", 10), "kind must be one of"),
+        (lambda: Activity("chapter-one", "prediction", 10), "label must look like"),
+        (lambda: Activity("ex-ch01-x", "prediction", 0), "minutes must be a positive"),
+        (lambda: Activity("ex-ch01-x", "prediction", 10, check="binary"), "has a checker"),
+        (lambda: Activity("ex-ch01-x", "implementation", 10), "has a checker"),
     ],
 )
 def test_a_badly_declared_activity_is_refused_with_a_reason(make, words):
@@ -159,3 +159,26 @@ def test_the_gpt_oss_rubric_gives_the_reference_librarys_numbers():
     text = " ".join(activity.rubric)
     assert f"about {100 * shipped:.0f}% of the speeds gpt-oss ships" in text
     assert f"about {100 * rounded:.0f}% measured against the rounded" in text
+
+
+def test_the_answer_key_covers_every_exercise_and_nothing_else():
+    """Every prediction and investigation has its rubric in the answer key (teacher/key), every key names an
+    exercise of its kind, and no chapter module of the package holds a rubric, a prediction's key or an answer."""
+    from posenc.course.key import load_key
+
+    key = load_key()
+    assert key.folder is not None and key.folder.parent.name == "teacher"
+    graded_by_hand = {label for label, a in ACTIVITIES.items() if a.kind != "implementation"}
+    assert set(key.rubrics) == graded_by_hand
+    assert all(key.rubrics[label] and all(isinstance(i, str) and i.strip() for i in key.rubrics[label])
+               for label in graded_by_hand)
+    assert set(key.predictions) <= {label for label, a in ACTIVITIES.items() if a.kind == "prediction"}
+    assert set(key.answers) <= set(EXERCISES)
+    for label in graded_by_hand:
+        assert ACTIVITIES[label].rubric == key.rubrics[label]
+
+
+def test_without_the_key_there_is_no_rubric_no_prediction_key_and_no_answer(monkeypatch):
+    monkeypatch.setenv("POSENC_COURSE_KEY", "none")
+    assert all(a.rubric == () and a.answer is None for a in ACTIVITIES.values())
+    assert all(e.answers == () for e in EXERCISES.values())

@@ -495,3 +495,67 @@ def test_the_answer_forms_switch_off(monkeypatch):
     monkeypatch.setattr(answers, "answer_keys", lambda: called.append(1) or {})
     answers.insert_answer_forms(App(), None, "chapters/08_rope")
     assert called == []
+
+
+# --- what a student installs: the posenc wheel holds no answer key ------------------------------
+def _key_texts() -> tuple[list[str], set[str]]:
+    """The answer key: model answers' sources (the key's other styles and the chapters' solution cells), and
+    the texts a student must not find (rubric items, the predictions' feedback)."""
+    from posenc.course.editions import _walk
+    from posenc.course.key import load_key
+
+    key = load_key()
+    sources = [s for answers in key.answers.values() for s in answers]
+    for path in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb")):
+        for role, cell, _ in _walk(nbformat.read(path, as_version=4)):
+            if role == "solution-code":
+                sources.append(cell.source)
+    texts = {item for items in key.rubrics.values() for item in items}
+    for answer in key.predictions.values():
+        texts |= {choice.feedback for choice in getattr(answer, "choices", ())}
+        texts |= {getattr(answer, name) for name in ("right", "wrong") if isinstance(getattr(answer, name, None), str)}
+    return sources, texts
+
+
+def test_the_installed_package_holds_no_answer_key(tmp_path):
+    """A student's search of the installed package (the wheel pip builds from the repository) finds no model
+    answer (no function of it is one, names, numbers and layout aside), no rubric item and no prediction's
+    feedback; posenc's library itself is the checkers' reference, by design."""
+    import ast
+    import shutil
+    import subprocess
+    import sys
+    import zipfile
+
+    from posenc.course.copies import fingerprint
+
+    project = tmp_path / "project"  # a copy: building in place would write build/ into the repository
+    shutil.copytree(ROOT / "src", project / "src", ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, project / name)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path),
+         str(project)],
+        check=True, capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("posenc-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        files = {n: archive.read(n).decode("utf-8", "replace") for n in archive.namelist()}
+    assert not [n for n in files if n.startswith("teacher/") or "/key/" in n]
+    shipped = set()
+    for name, text in files.items():
+        if name.endswith(".py"):
+            trees = [ast.parse(text)]
+            for node in ast.walk(trees[0]):  # code kept as text (a model answer in a string, say)
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and "def " in node.value:
+                    try:
+                        trees.append(ast.parse(textwrap.dedent(node.value)))
+                    except SyntaxError:
+                        pass
+            shipped |= {fingerprint(f)[0] for t in trees for f in ast.walk(t) if isinstance(f, ast.FunctionDef)}
+    sources, texts = _key_texts()
+    answers = [f for s in sources for f in ast.walk(ast.parse(s)) if isinstance(f, ast.FunctionDef)]
+    assert len(answers) >= 30 and len(texts) >= 80, (len(answers), len(texts))
+    assert [f.name for f in answers if fingerprint(f)[0] in shipped] == []
+    everything = "\n".join(files.values())
+    assert sorted(t for t in texts if t in everything) == []

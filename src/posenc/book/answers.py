@@ -66,7 +66,7 @@ def insert_answer_forms(app, doctree, docname) -> None:
     """Put each declared prediction's form before its solution (``doctree-resolved``)."""
     from sphinx_exercise.nodes import solution_node
 
-    if not app.config.posenc_answer_forms:  # the student website: no answer key in the page
+    if app is not None and not app.config.posenc_answer_forms:  # the student website: no answer key in the page
         return
     keys = answer_keys()
     for solution in list(doctree.findall(solution_node)):

@@ -6,7 +6,9 @@ order as ``ACTIVITIES``, built with :func:`implementation`, :func:`prediction` a
 are graded by their checker (all points or none); prediction and investigation exercises
 by hand with the rubric, written from the chapter's solution, which is the model answer
 (the teacher edition prints the rubric under each exercise). Times are for a student who
-has read the chapter.
+has read the chapter. The rubrics and the predictions' keys are part of the answer key, which is
+not in the installed package: :attr:`Activity.rubric` and :attr:`Activity.answer` read them from
+it (:mod:`posenc.course.key`), and are empty without it.
 """
 
 from __future__ import annotations
@@ -27,9 +29,7 @@ class Activity:
     kind: str  # "implementation", "prediction" or "investigation"
     minutes: int
     check: str | None = None  # the checker of an implementation exercise
-    rubric: tuple[str, ...] = ()  # what a full answer says, one point-earning item per line
     exercise: object = field(default=None, compare=False, repr=False)  # the Exercise it checks
-    answer: object = field(default=None, compare=False, repr=False)  # a prediction's answer key (posenc.course.answers)
 
     def __post_init__(self):
         if self.kind not in POINTS:
@@ -38,13 +38,22 @@ class Activity:
             raise ValueError(f"label must look like 'ex-ch08-name', got {self.label!r}")
         if not isinstance(self.minutes, int) or self.minutes <= 0:
             raise ValueError(f"minutes must be a positive whole number, got {self.minutes!r}")
-        if (self.kind == "implementation") != (self.check is not None) or (self.check is None) != bool(self.rubric):
-            raise ValueError(f"{self.label}: an implementation has a checker and no rubric; the others a rubric")
-        if self.answer is not None:
-            from .answers import Choices, Number
+        if (self.kind == "implementation") != (self.check is not None):
+            raise ValueError(f"{self.label}: an implementation has a checker; the others are graded with a rubric")
 
-            if self.kind != "prediction" or not isinstance(self.answer, (Choices, Number)):
-                raise TypeError(f"{self.label}: only a prediction takes an answer, a Choices or a Number")
+    @property
+    def rubric(self) -> tuple[str, ...]:
+        """What a full answer says, one point-earning item per line (from the answer key; () without it)."""
+        from .key import load_key
+
+        return () if self.check else load_key().rubrics.get(self.label, ())
+
+    @property
+    def answer(self):
+        """A prediction's key for the website's form (a ``Choices`` or a ``Number``; from the answer key)."""
+        from .key import load_key
+
+        return load_key().predictions.get(self.label) if self.kind == "prediction" else None
 
     @property
     def points(self) -> int:
@@ -60,15 +69,12 @@ def implementation(exercise, minutes: int) -> Activity:
     return Activity(exercise.label, "implementation", minutes, check=exercise.name, exercise=exercise)
 
 
-def prediction(label: str, minutes: int, *rubric: str, answer=None) -> Activity:
-    """A prediction exercise graded with ``rubric`` (one point-earning item per string).
-
-    ``answer`` (a :class:`~posenc.course.answers.Choices` or :class:`~posenc.course.answers.Number`)
-    is the question the website asks before it opens the solution.
-    """
-    return Activity(label, "prediction", minutes, rubric=rubric, answer=answer)
+def prediction(label: str, minutes: int) -> Activity:
+    """A prediction exercise: its rubric and the question the website asks before it opens the solution
+    are in the answer key (``RUBRICS`` and ``PREDICTIONS`` of ``teacher/key/chNN.py``)."""
+    return Activity(label, "prediction", minutes)
 
 
-def investigation(label: str, minutes: int, *rubric: str) -> Activity:
-    """An investigation exercise graded with ``rubric`` (one point-earning item per string)."""
-    return Activity(label, "investigation", minutes, rubric=rubric)
+def investigation(label: str, minutes: int) -> Activity:
+    """An investigation exercise: its rubric is in the answer key (``RUBRICS`` of ``teacher/key/chNN.py``)."""
+    return Activity(label, "investigation", minutes)

@@ -54,10 +54,12 @@ notebook and that module (plus its tests), nothing else.
    ``allowed`` the posenc helpers the task lets the student call (everything else in posenc is
    switched off); ``returns`` ("array"; "ndarray" only if the text says "NumPy array"; "float");
    ``rtol``/``atol`` and ``precision`` (what the text says about precision) or a ``tolerance``
-   hook; ``mistakes`` (hint -> a model of the wrong function) and other detectors;
-   ``answers`` more correct solutions in other styles (loops, bisection, torch), mutated too.
+   hook; ``mistakes`` (hint -> a model of the wrong function) and other detectors.
+   More correct solutions in other styles (loops, bisection, torch), mutated too, go into the answer
+   key, not the package: ``ANSWERS`` of ``teacher/key/chNN.py`` (:mod:`posenc.course.key`).
 3. List it in the module's ``ACTIVITIES`` with ``implementation(EXERCISE, minutes=...)``, beside
-   the chapter's predictions and investigations (``prediction(label, minutes, *rubric)``, ...).
+   the chapter's predictions and investigations (``prediction(label, minutes)``, ...), whose rubrics
+   and website questions go into the answer key (``RUBRICS``, ``PREDICTIONS``).
 4. Paste ``python -m posenc.course contract NAME`` (the "*Checked with:*" sentence that
    :meth:`Exercise.contract` writes) at the end of the task text: a test compares them.
 5. Run ``python -m posenc.course mutants --exercise NAME``: every mutant that is not equivalent
@@ -164,8 +166,8 @@ class Exercise:
     (any array of numbers), "ndarray" (a NumPy array only: the text must say so) or
     "float". ``rtol``/``atol`` are the tolerances, ``tolerance(kwargs, expected)`` adds an
     absolute allowance per entry, ``precision`` is what the text says about precision.
-    ``answers`` are more model answers (source text defining the function, in other styles than
-    the notebook's solution) for the mutation test.
+    :attr:`answers` are more model answers (source text defining the function, in other styles than
+    the notebook's solution) for the mutation test, read from the answer key.
     ``allowed`` names the posenc helpers the task allows (``"posenc.rope_inv_freq"``); the rest
     of posenc is switched off while the student's function runs. ``mistakes`` maps a hint to a
     model of the wrong function; ``detectors`` maps a hint to a predicate
@@ -194,8 +196,15 @@ class Exercise:
     tolerance: Callable | None = None
     precision: str = ""
     domain: Callable | None = None
-    answers: tuple[str, ...] = ()
     _plans: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def answers(self) -> tuple[str, ...]:
+        """More model answers in other styles (source text), from the answer key (:mod:`posenc.course.key`):
+        not in the installed package; () without the key."""
+        from .key import load_key
+
+        return load_key().answers.get(self.name, ())
 
     def __post_init__(self):
         if self.returns not in _RETURNS:

@@ -4,7 +4,6 @@ import numpy as np
 
 from ... import attention
 from ..activities import implementation, investigation, prediction
-from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Reals
 
@@ -64,12 +63,6 @@ def _overflowed(kwargs, got, expected):
     return bool(np.isfinite(expected).all() and not np.isfinite(got).all())
 
 
-_TORCH = """
-def my_self_attention(x, w_q, w_k, w_v):
-    x, w_q, w_k, w_v = (torch.as_tensor(np.array(a), dtype=torch.float64) for a in (x, w_q, w_k, w_v))
-    q, k, v = x @ w_q, x @ w_k, x @ w_v
-    return torch.softmax(q @ k.T / math.sqrt(q.shape[-1]), dim=-1) @ v
-"""
 
 EXERCISE = Exercise(
     "self_attention",
@@ -90,7 +83,6 @@ EXERCISE = Exercise(
         "d is the width of the queries and keys (w_q.shape[1], q.shape[-1]), not the width of x: "
         "here the projections are not square": _scale_by_model_width,
     },
-    answers=(_TORCH,),
     hidden=_hidden,
     args={"x": Reals(), "w_q": Reals(), "w_k": Reals(), "w_v": Reals()},
     boundaries=[
@@ -111,53 +103,6 @@ EXERCISE = Exercise(
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
 ACTIVITIES = (
     implementation(EXERCISE, minutes=20),
-    prediction(
-        "ex-ch01-predict-mask",
-        10,
-        "Only a and b change; c and d keep their outputs.",
-        (
-            "Reason: under the mask a word's output depends on itself and the set of words up to it, and attention "
-            "ignores their order: a and b now see different sets, c and d the same ones."
-        ),
-        answer=Choices(
-            "After the swap (causal mask, no positions), which words get a different output vector?",
-            (
-                Choice(
-                    "All four: the order of the words changed",
-                    "c and d see the same set of words as before, and within that set attention ignores order.",
-                ),
-                Choice(
-                    "Only a and b",
-                    "Now a sees b and a instead of itself alone, and b only itself instead of a and b; c and d "
-                    "see the same sets as before.",
-                    correct=True,
-                ),
-                Choice(
-                    "None: without positions, attention ignores order",
-                    "Without the mask it would; under the causal mask a and b see different sets of words after "
-                    "the swap.",
-                ),
-                Choice(
-                    "Only c and d",
-                    "c and d see the same sets of words as before; it is a and b whose visible words change.",
-                ),
-            ),
-        ),
-    ),
-    investigation(
-        "ex-ch01-float16",
-        20,
-        (
-            "Finds by search the first length with a shared code, n = 2051 (positions 1537 and 1538): float16's "
-            "spacing just below 1 is 2^-11, and the step 1/(n-1) must fall a little below it."
-        ),
-        (
-            "Counts the neighbour pairs sharing a code with normalized_code_collisions and plots their share "
-            "against n: at n = 4097, 1024 of 4096 (25%), all among positions >= 2048."
-        ),
-        (
-            "Explains why neighbours suffice: rounding never reverses order, so if p < q share a code, every "
-            "position between them does too, p and p + 1 included."
-        ),
-    ),
+    prediction("ex-ch01-predict-mask", 10),
+    investigation("ex-ch01-float16", 20),
 )

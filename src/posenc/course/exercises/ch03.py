@@ -4,7 +4,6 @@ import numpy as np
 
 from ... import absolute
 from ..activities import implementation, investigation, prediction
-from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Whole
 
@@ -47,14 +46,6 @@ def _hidden(rng):
     return [{"n_positions": n, "n_bits": max(1, (n - 1).bit_length()) + int(rng.integers(0, 3))} for n in sizes]
 
 
-_LOOPS = """
-def my_binary(n_positions, n_bits):
-    table = np.zeros((n_positions, n_bits), dtype=int)
-    for p in range(n_positions):
-        for j in range(n_bits):
-            table[p, j] = p // 2**j % 2
-    return table
-"""
 
 EXERCISE = Exercise(
     "binary",
@@ -73,7 +64,6 @@ EXERCISE = Exercise(
     },
     returns="array",
     binary=True,
-    answers=(_LOOPS,),
     hidden=_hidden,
     args={"n_positions": Whole(), "n_bits": Whole()},
     boundaries=[
@@ -94,43 +84,6 @@ EXERCISE = Exercise(
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
 ACTIVITIES = (
     implementation(EXERCISE, minutes=15),
-    prediction(
-        "ex-ch03-sines-only",
-        10,
-        (
-            "No: by the angle-sum identity the next sine needs the current cosine, which is gone (two angles can "
-            "share a sine and differ in cosine)."
-        ),
-        "linear_shift_fit confirms it: worst error about 0.84 with sines only, about 1e-15 with both.",
-        answer=Choices(
-            "With only the sine columns, is there still one fixed matrix that maps row p to row p + 1 for every p?",
-            (
-                Choice(
-                    "Yes: each sine column still advances by a fixed angle per position",
-                    "The next sine is sin(θp)cos θ + cos(θp)sin θ: it needs the current cosine, which is gone; the "
-                    "best fit is off by about 0.84.",
-                ),
-                Choice(
-                    "No: the next sine needs the current cosine, which is no longer in the row",
-                    "By the angle-sum identity; the best linear fit is off by about 0.84, against about 1e-15 with "
-                    "both columns.",
-                    correct=True,
-                ),
-                Choice(
-                    "Approximately: the best fit is off by less than 0.01",
-                    "The best fit's worst error is about 0.84, as large as the values themselves.",
-                ),
-            ),
-        ),
-    ),
-    investigation(
-        "ex-ch03-average-flips",
-        15,
-        (
-            "Computes the mean flips per step for n_bits = 2..12 (1.3333 at 2 bits, 1.9971 at 12) and guesses the "
-            "limit 2."
-        ),
-        "Counts per bit: over the 2^B - 1 steps, bit j flips every 2^j steps, 2^(B-j) - 1 times.",
-        "Sums to 2^(B+1) - 2 - B flips, a mean of 2 - B/(2^B - 1), which tends to 2.",
-    ),
+    prediction("ex-ch03-sines-only", 10),
+    investigation("ex-ch03-average-flips", 15),
 )

@@ -4,7 +4,6 @@ import numpy as np
 
 from ... import absolute, analysis
 from ..activities import implementation, investigation, prediction
-from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Real, Whole, Wholes
 
@@ -33,11 +32,6 @@ def _hidden(rng):
     ]
 
 
-_COMPLEX = """
-def my_similarity_by_offset(offsets, d_model, base=10000.0):
-    w = base ** (-2 * np.arange(d_model // 2) / d_model)
-    return np.exp(1j * np.outer(np.asarray(offsets, dtype=np.float64), w)).sum(axis=1).real
-"""
 
 EXERCISE = Exercise(
     "similarity_by_offset",
@@ -54,7 +48,6 @@ EXERCISE = Exercise(
         "there are d_model/2 pairs, each contributing one cosine; you counted each twice": _doubled,
         "use the base argument: your values are the ones for base 10000 whatever base is passed": _ignores_base,
     },
-    answers=(_COMPLEX,),
     hidden=_hidden,
     label="ex-ch05-similarity-by-offset",
     args={"offsets": Wholes(), "d_model": Whole(), "base": Real()},
@@ -68,38 +61,6 @@ EXERCISE = Exercise(
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
 ACTIVITIES = (
     implementation(EXERCISE, minutes=15),
-    prediction(
-        "ex-ch05-one-pair",
-        10,
-        (
-            "One pair gives cos(k): it swings between 1 and -1 for ever, back near 1 every 2 pi (at 6, 13, 19, 25, "
-            "...), and does not decay."
-        ),
-        "The decay of a wide code comes from averaging many cosines of different periods.",
-        answer=Choices(
-            "Does the similarity curve of a single pair (d_model = 2) decay over shifts 0 to 50?",
-            (
-                Choice(
-                    "Yes, like the wide code's curve, only more slowly",
-                    "One pair gives cos(k): it is back near 1 every 2π ≈ 6.3 tokens, and above 0.99 at shift 44.",
-                ),
-                Choice(
-                    "Yes, faster than the wide code's curve: one pair has no slow component",
-                    "One pair gives cos(k): it is back near 1 every 2π ≈ 6.3 tokens, and above 0.99 at shift 44.",
-                ),
-                Choice(
-                    "No: it is cos(k), back near 1 every 2π ≈ 6.3 tokens",
-                    "The decay of a wide code comes from averaging many cosines of different periods.",
-                    correct=True,
-                ),
-            ),
-        ),
-    ),
-    investigation(
-        "ex-ch05-half-width",
-        15,
-        "Computes the first shift below half of s(p, p) = d/2 for the five bases: 5, 15, 28, 59 and 122.",
-        "It grows with the base, roughly doubling per tenfold base from 1000 on: far slower than the base.",
-        "Explains: speeds are log-spaced; a larger base barely moves the fast pairs, which leave the sum first.",
-    ),
+    prediction("ex-ch05-one-pair", 10),
+    investigation("ex-ch05-half-width", 15),
 )

@@ -7,7 +7,6 @@ import numpy as np
 
 from ... import absolute
 from ..activities import implementation, investigation, prediction
-from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Reals
 
@@ -61,11 +60,6 @@ def _hidden(rng):
     return cases
 
 
-_TORCH = """
-def my_add_positions(token_embeddings, position_table):
-    t = torch.as_tensor(np.array(token_embeddings))
-    return (t * t.shape[-1] ** 0.5 + torch.as_tensor(np.array(position_table))[: t.shape[-2]]).numpy()
-"""
 
 EXERCISE = Exercise(
     "scaled_embedding",
@@ -77,7 +71,6 @@ EXERCISE = Exercise(
         "scale the token embeddings, not the position table": _positions,
         "multiply by sqrt(d_model); you divided": _divided,
     },
-    answers=(_TORCH,),
     hidden=_hidden,
     args={"token_embeddings": Reals(), "position_table": Reals()},
     boundaries=[_case((1, 3), 5, 4), _case((2, 1, 1), 1, 5), _case((3, 6), 3, 6)],  # seq 1, width 1, rows = seq
@@ -92,47 +85,6 @@ EXERCISE = Exercise(
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
 ACTIVITIES = (
     implementation(EXERCISE, minutes=10),
-    prediction(
-        "ex-ch06-predict-ratio",
-        10,
-        "Without scaling the ratio is 1/(0.02 sqrt 2), about 35, for every d (both grow like sqrt d).",
-        "With scaling it is 35/sqrt(d): about 4.4 at 64, 0.55 at 4096; measured with the module.",
-        answer=Choices(
-            "Tokens drawn with σ = 0.02: as d_model grows from 64 to 4096, how does ‖PE‖ / ‖token‖ change, "
-            "without and with the √d scaling?",
-            (
-                Choice(
-                    "Without scaling it stays about 35; with scaling it falls like 1/√d, from about 4.4 to 0.55",
-                    "Without scaling both norms grow like √d, so the ratio is 1/(0.02√2) ≈ 35 for every d; "
-                    "the scaling divides it by √d.",
-                    correct=True,
-                ),
-                Choice(
-                    "Without scaling it falls like 1/√d; with scaling it stays about 35",
-                    "Swapped: without scaling both norms grow like √d, so the ratio stays about 35; the scaling "
-                    "multiplies the token by √d.",
-                ),
-                Choice(
-                    "Without scaling it grows like √d; with scaling it stays about 35",
-                    "The table's norm grows like √d, but so does the token's: without scaling the ratio stays about "
-                    "35.",
-                ),
-                Choice(
-                    "With scaling the token outweighs the position at every width",
-                    "Not at d = 64: the scaled ratio is still about 4.4 there; it falls below 1 only past "
-                    "d = 1/(2·0.02²) = 1250.",
-                ),
-            ),
-        ),
-    ),
-    investigation(
-        "ex-ch06-param-count",
-        15,
-        (
-            "Counts max_len * d_model for each of the six tables with LearnedPositionalEmbedding (393,216 for "
-            "BERT-base up to 1,638,400 for GPT-2 1542M)."
-        ),
-        "No: every table is well under 1% of its model (0.11% to 0.67%).",
-        "Within each family the share falls as the models grow (layers grow like d^2, the table like d).",
-    ),
+    prediction("ex-ch06-predict-ratio", 10),
+    investigation("ex-ch06-param-count", 15),
 )

@@ -4,7 +4,6 @@ import numpy as np
 
 from ... import rope
 from ..activities import implementation, investigation, prediction
-from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Real, Reals, Wholes
 
@@ -71,16 +70,6 @@ def _hidden(rng):
 ROPE_ARGS = {"x": Reals(), "positions": Wholes(), "base": Real()}
 
 
-_COMPLEX = """
-def my_rope(x, positions, base=10000.0):
-    d = x.shape[-1]
-    z = x[..., 0::2] + 1j * x[..., 1::2]
-    theta = base ** (-np.arange(0, d, 2, dtype=np.float64) / d)
-    z = z * np.exp(1j * np.outer(np.asarray(positions, dtype=np.float64), theta))
-    out = np.empty(x.shape)
-    out[..., 0::2], out[..., 1::2] = z.real, z.imag
-    return out
-"""
 
 def _boundaries(seed):
     def random(shape, offset):
@@ -113,7 +102,6 @@ EXERCISE = Exercise(
         "form the angles in float64: float32 angles lose accuracy as positions grow (up to 0.06 radians at position 2**20)": _float32,
     },
     atol=1e-8,
-    answers=(_COMPLEX,),
     hidden=_hidden,
     args=ROPE_ARGS,
     boundaries=_boundaries(800),
@@ -128,60 +116,7 @@ EXERCISE = Exercise(
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
 ACTIVITIES = (
     implementation(EXERCISE, minutes=25),
-    prediction(
-        "ex-ch08-predict-base",
-        15,
-        "Pair 0's speed does not change; the slowest pair becomes almost ten times slower.",
-        (
-            "The curve falls roughly like 1 - ln r / ln b: with base 100,000 it is higher at almost every distance "
-            "past the first few tokens (98.9% of 11 to 10,000), about 0.17 on average over 5,000 to 10,000 where "
-            "base 10,000 is about 0."
-        ),
-        answer=Choices(
-            "The base goes from 10,000 to 100,000. Which pair keeps its speed, and what happens to the curve of "
-            "the score against the distance?",
-            (
-                Choice(
-                    "Pair 0 keeps its speed; the curve stays higher at long distances",
-                    "θ_i = b^(−2i/d), so pair 0 keeps 1 radian per token and the slowest pair becomes almost "
-                    "ten times slower; the curve falls roughly like 1 − ln r / ln b.",
-                    correct=True,
-                ),
-                Choice(
-                    "The slowest pair keeps its speed; the curve stays higher at long distances",
-                    "θ_i = b^(−2i/d): pair 0 turns 1 radian per token for every base; the slowest pair becomes "
-                    "almost ten times slower.",
-                ),
-                Choice(
-                    "Pair 0 keeps its speed; the curve falls sooner",
-                    "Slower pairs stay aligned for longer: the curve falls roughly like 1 − ln r / ln b, higher for "
-                    "a larger b.",
-                ),
-                Choice(
-                    "Every pair slows ten times, so the whole curve stretches ten times to the right",
-                    "Pair i slows by 10^(2i/d): pair 0 not at all, the slowest pair by almost 10.",
-                ),
-            ),
-        ),
-    ),
-    investigation(
-        "ex-ch08-bfloat16",
-        20,
-        (
-            "Uses angle_rounding_error: 30 of the 64 pairs are off by more than 0.1 rad, all but one (pair 36) "
-            "among pairs 0 to 31."
-        ),
-        (
-            "Explains: bfloat16 stores 5000 as 4992 (spacing 32), an error of about 8 theta_i radians, above 0.1 "
-            "when theta_i > 0.0125, so the fast (low-numbered) pairs."
-        ),
-        "Pair 0 is off by 8 radians, more than a whole turn.",
-    ),
-    investigation(
-        "ex-ch08-which-layout",
-        15,
-        "Rotates a probe with the module, such as the unit vector e_0 at position 1.",
-        "Finds which dimension picks up the sine: dimension 4 = d/2, not dimension 1.",
-        "Concludes the module uses the half layout (i, i + d/2) by default.",
-    ),
+    prediction("ex-ch08-predict-base", 15),
+    investigation("ex-ch08-bfloat16", 20),
+    investigation("ex-ch08-which-layout", 15),
 )

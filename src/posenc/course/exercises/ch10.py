@@ -4,7 +4,6 @@ import numpy as np
 
 from ... import scaling
 from ..activities import implementation, investigation, prediction
-from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Real, Whole
 
@@ -37,10 +36,6 @@ def _hidden(rng):
     ]
 
 
-_EXP_LOG = """
-def my_ntk_base(base, factor, head_dim):
-    return float(base * math.exp(math.log(factor) * head_dim / (head_dim - 2)))
-"""
 
 EXERCISE = Exercise(
     "ntk_base",
@@ -59,7 +54,6 @@ EXERCISE = Exercise(
     },
     rtol=1e-10,
     returns="float",
-    answers=(_EXP_LOG,),
     hidden=_hidden,
     label="ex-ch10-ntk-base",
     args={"base": Real(), "factor": Real(), "head_dim": Whole()},
@@ -73,44 +67,6 @@ EXERCISE = Exercise(
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
 ACTIVITIES = (
     implementation(EXERCISE, minutes=15),
-    prediction(
-        "ex-ch10-predict",
-        15,
-        (
-            "PI: pair 0 at 0.25 rad/token, last pair 4 times slower. NTK: pair 0 unchanged, last pair 4 times "
-            "slower."
-        ),
-        "Dynamic NTK at 2L: effective factor 5, pair 0 unchanged, last pair 5 times slower.",
-        answer=Choices(
-            "Llama 2 extended with s = 4: pair 0's speed, and how many times slower the last pair turns, under "
-            "PI, NTK-aware scaling and dynamic NTK at n = 2L?",
-            (
-                Choice(
-                    "PI 0.25 rad/token, 4×; NTK 1 rad/token, 4×; dynamic 1 rad/token, 4×",
-                    "Dynamic NTK at n = 2L uses the effective factor s·n/L − (s − 1) = 5, not the configured 4.",
-                ),
-                Choice(
-                    "PI 0.25 rad/token, 4×; NTK 1 rad/token, 4×; dynamic 1 rad/token, 5×",
-                    "Dynamic NTK is NTK-aware scaling with the effective factor s·n/L − (s − 1) = 5 at "
-                    "n = 2L.",
-                    correct=True,
-                ),
-                Choice(
-                    "PI 0.25 rad/token, 4×; NTK 0.25 rad/token, 4×; dynamic 0.5 rad/token, 2×",
-                    "NTK-aware scaling changes the base, and θ_0 = b^0 = 1 for any base: pair 0 never slows.",
-                ),
-                Choice(
-                    "PI 1 rad/token, 4×; NTK 1 rad/token, 4×; dynamic 1 rad/token, 2×",
-                    "PI divides every position by s, so pair 0 slows too, to 0.25 rad/token.",
-                ),
-            ),
-        ),
-    ),
-    investigation(
-        "ex-ch10-count",
-        15,
-        "From 8^(2i/126): more than 2 for i > 21, 42 pairs; more than 4 for i > 42, 21 pairs.",
-        "Counts the same 42 and 21 with effective_scale.",
-        "PI slows all 64 pairs by 8; NTK-aware slows pairs 0 to 21 by at most 2, pair 0 not at all.",
-    ),
+    prediction("ex-ch10-predict", 15),
+    investigation("ex-ch10-count", 15),
 )

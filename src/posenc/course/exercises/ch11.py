@@ -6,7 +6,6 @@ import numpy as np
 
 from ... import scaling
 from ..activities import implementation, investigation, prediction
-from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Real, Whole
 
@@ -81,22 +80,6 @@ def _ramp_domain(kwargs) -> bool:
     return low < high
 
 
-_RAMP_LOOP = """
-def my_yarn_ramp(head_dim, base, original_max_position_embeddings, beta_fast=32, beta_slow=1):
-    length = original_max_position_embeddings
-    low = head_dim * math.log(length / (2 * math.pi * beta_fast)) / (2 * math.log(base))
-    high = head_dim * math.log(length / (2 * math.pi * beta_slow)) / (2 * math.log(base))
-    low, high = max(low, 0.0), min(high, head_dim - 1.0)
-    ramp = []
-    for i in range(head_dim // 2):
-        if i <= low:
-            ramp.append(0.0)
-        elif i >= high:
-            ramp.append(1.0)
-        else:
-            ramp.append((i - low) / (high - low))
-    return np.array(ramp)
-"""
 
 RAMP = Exercise(
     "yarn_ramp",
@@ -118,7 +101,6 @@ RAMP = Exercise(
         "beta counts turns within L, so its boundary is where the wavelength is L / beta, not beta * L": _wavelength_multiples,
     },
     hidden=_ramp_hidden,
-    answers=(_RAMP_LOOP,),
     label="ex-ch11-ramp",
     args={
         "head_dim": Whole(),
@@ -158,10 +140,6 @@ def _no_branch(factor):
     return 0.1 * math.log(factor) + 1
 
 
-_TEMPERATURE_MAX = """
-def my_yarn_attention_factor(factor):
-    return max(1.0, 0.1 * math.log(factor) + 1.0)
-"""
 
 TEMPERATURE = Exercise(
     "yarn_temperature",
@@ -176,7 +154,6 @@ TEMPERATURE = Exercise(
         "for s <= 1 (no extension, or a shorter context) the factor is 1: 0.1 ln(s) + 1 would fall below 1": _no_branch,
     },
     returns="float",
-    answers=(_TEMPERATURE_MAX,),
     hidden=lambda rng: [{"factor": float(f)} for f in np.exp(rng.uniform(np.log(0.2), np.log(64.0), size=4))],
     label="ex-ch11-temperature",
     args={"factor": Real()},
@@ -188,49 +165,6 @@ TEMPERATURE = Exercise(
 ACTIVITIES = (
     implementation(RAMP, minutes=25),
     implementation(TEMPERATURE, minutes=10),
-    prediction(
-        "ex-ch11-double-l",
-        15,
-        "The ramp moves towards the slow pairs by d ln 2 / (2 ln b), about 4.8 pairs.",
-        "Its width stays the same (rounding can change the plotted width by one pair).",
-        answer=Choices(
-            "Llama 2's head (d = 128, b = 10,000, default betas) trained at L = 8192 instead of 4096: where does "
-            "the YaRN ramp go?",
-            (
-                Choice(
-                    "Towards the fast pairs, by about 4.8 pairs, with the same width",
-                    "Doubling L doubles every pair's turns, so the pair that makes 32 (or 1) turns is a slower one: "
-                    "the ramp moves towards the slow end.",
-                ),
-                Choice(
-                    "Towards the slow pairs, and about twice as wide",
-                    "Both boundaries move by the same d ln 2 / (2 ln b) ≈ 4.8 pairs, so the width stays (up to "
-                    "one pair of rounding).",
-                ),
-                Choice(
-                    "Towards the slow pairs, by about 4.8 pairs, with the same width",
-                    "In i(ν) = d ln(L/(2πν)) / (2 ln b), doubling L adds d ln 2 / (2 ln b) ≈ 4.8 pairs to "
-                    "both boundaries.",
-                    correct=True,
-                ),
-                Choice(
-                    "Nowhere: the betas fix the ramp",
-                    "The betas fix the ramp in turns within L; in pairs it moves when L changes.",
-                ),
-            ),
-        ),
-    ),
-    investigation(
-        "ex-ch11-llama31",
-        25,
-        "Counts kept, blended and divided pairs: Llama 3 29, 6 and 29; YaRN 19, 16 and 29.",
-        (
-            "YaRN's kept pairs (0 to 18) are a subset of Llama 3's (0 to 28): more than 32 turns against more than "
-            "4."
-        ),
-        (
-            "Both divide by s the pairs with less than one turn, 35 to 63: Llama 3 by its rule lambda > L, YaRN "
-            "because its 1-turn boundary, pair 34.98, rounds up to 35."
-        ),
-    ),
+    prediction("ex-ch11-double-l", 15),
+    investigation("ex-ch11-llama31", 25),
 )

@@ -6,7 +6,6 @@ import torch
 
 from ... import rope
 from ..activities import implementation, investigation, prediction
-from ..answers import Choice, Choices
 from ..engine import Exercise
 from ..inputs import Reals, Whole
 from . import ch08
@@ -74,16 +73,6 @@ def _random(shape, seed):
     return np.random.default_rng(1300 + seed).normal(size=shape)
 
 
-_TRANSFORMERS_STYLE = """
-def my_rope_half(x, positions, base=10000.0):
-    d = x.shape[-1]
-    inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
-    angles = torch.as_tensor(np.asarray(positions)).float()[:, None] * inv_freq[None, :]
-    emb = torch.cat((angles, angles), dim=-1)
-    t = torch.as_tensor(np.array(x))
-    rotated = torch.cat((-t[..., d // 2 :], t[..., : d // 2]), dim=-1)
-    return t * emb.cos().double() + rotated * emb.sin().double()
-"""
 
 # the same regimes as chapter 8's RoPE exercise: leading axes, odd pair counts, large positions
 _rope_hidden = ch08._hidden
@@ -114,7 +103,6 @@ ROPE_HALF = Exercise(
         "so positions such as 257 or 5000 are rounded": _bfloat16_positions,
     },
     atol=1e-8,
-    answers=(_TRANSFORMERS_STYLE,),
     hidden=_rope_hidden,
     args=ch08.ROPE_ARGS,
     boundaries=ch08._boundaries(1300),
@@ -175,13 +163,6 @@ def _weights(rows, columns, seed):
     return np.random.default_rng(1310 + seed).normal(size=(rows, columns))
 
 
-_PERMUTE_WITH_HELPER = """
-def my_permute_for_half(w, n_heads):
-    head_dim = w.shape[0] // n_heads
-    perm = posenc.interleaved_to_half_permutation(head_dim)
-    rows = [h * head_dim + perm for h in range(n_heads)]
-    return w[np.concatenate(rows)].tolist()
-"""
 
 PERMUTE_FOR_HALF = Exercise(
     "permute_for_half",
@@ -205,7 +186,6 @@ PERMUTE_FOR_HALF = Exercise(
         "has n_kv_heads * head_dim rows, not d_model": _head_dim_from_columns,
     },
     hidden=_permute_hidden,
-    answers=(_PERMUTE_WITH_HELPER,),
     args={"w": Reals(), "n_heads": Whole()},
     boundaries=[
         {"w": _weights(4, 1, 6), "n_heads": 1},  # one column
@@ -222,51 +202,6 @@ PERMUTE_FOR_HALF = Exercise(
 ACTIVITIES = (
     implementation(ROPE_HALF, minutes=15),
     implementation(PERMUTE_FOR_HALF, minutes=15),
-    prediction(
-        "ex-ch13-predict-table",
-        10,
-        (
-            "Predicts no difference (zero up to rounding): the rebuilt table is the original with its columns "
-            "reordered, and PE PE^T sums over the columns."
-        ),
-        (
-            "Concludes that the test cannot catch the bug; a useful test compares the columns themselves or scores "
-            "through the trained weights."
-        ),
-        answer=Choices(
-            "How large is the largest difference between the two similarity matrices PE PEᵀ (2048 positions, "
-            "d_model = 512), and would the test catch the bug?",
-            (
-                Choice(
-                    "About as large as the largest entries (256): the test catches the bug at once",
-                    "PE PEᵀ sums over the columns, so reordering the columns leaves every entry unchanged.",
-                ),
-                Choice(
-                    "Small but not zero (about 1): a tight tolerance catches the bug",
-                    "PE PEᵀ sums over the columns, so reordering the columns leaves every entry unchanged, up to "
-                    "rounding.",
-                ),
-                Choice(
-                    "Zero, up to rounding: the test cannot catch the bug",
-                    "The rebuilt table is the original with its columns reordered, and PE PEᵀ sums over the "
-                    "columns; compare the columns themselves instead.",
-                    correct=True,
-                ),
-            ),
-        ),
-    ),
-    investigation(
-        "ex-ch13-gqa",
-        20,
-        (
-            "Finds that permute(wk, 32, 1024, d_model) raises no error: 1024 rows split evenly into 32 blocks of "
-            "32."
-        ),
-        (
-            "Says which original row each new row of head 0 holds: with 8 heads new row i holds old row 2i for "
-            "i < 64 (rows 0..3: 0, 2, 4, 6) and new row i + 64 old row 2i + 1 (1, 3, ...); with 32, new row 64 "
-            "holds old row 64 (each 128-row head permuted as four 32-row heads)."
-        ),
-        "Counts the pairs still together ((2i, 2i+1) of a head at rows i and i + 64): 0 of 512.",
-    ),
+    prediction("ex-ch13-predict-table", 10),
+    investigation("ex-ch13-gqa", 20),
 )
