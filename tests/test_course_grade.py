@@ -1,6 +1,7 @@
 """Grading a synthetic class: correct, wrong in known ways, crashing, looping, cells deleted."""
 
 import csv
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -96,8 +97,19 @@ def test_the_command_line_checks_its_arguments(tmp_path):
     run = [sys.executable, "-m", "posenc.course", "grade"]
     missing = subprocess.run([*run, str(tmp_path / "nope"), "--course-seed", "1"], capture_output=True, text=True)
     assert missing.returncode == 1 and "Traceback" not in missing.stderr and len(missing.stderr.splitlines()) == 1
-    no_seed = subprocess.run([*run, str(tmp_path)], capture_output=True, text=True)
-    assert no_seed.returncode == 2 and "--course-seed" in no_seed.stderr
+    environment = {k: v for k, v in os.environ.items() if k != "POSENC_COURSE_SEED"}
+    no_seed = subprocess.run([*run, str(tmp_path)], capture_output=True, text=True, cwd=tmp_path, env=environment)
+    assert no_seed.returncode == 1 and "python -m posenc.course seed" in no_seed.stderr
+    assert len(no_seed.stderr.splitlines()) == 1 and not (tmp_path / "grades").exists()
+    seed = subprocess.run([*run[:-1], "seed"], capture_output=True, text=True, cwd=tmp_path)
+    assert seed.returncode == 0 and (tmp_path / "posenc-course-seed.json").is_file()
+    again = subprocess.run([*run[:-1], "seed"], capture_output=True, text=True, cwd=tmp_path)
+    assert again.returncode == 1 and "already has a seed" in again.stderr
+    by_file = subprocess.run(  # the seed from the file: hidden cases by default
+        [*run, str(tmp_path), "--out", str(tmp_path / "g0")], capture_output=True, text=True, cwd=tmp_path,
+        env=environment,
+    )
+    assert by_file.returncode == 0 and (tmp_path / "g0" / "grades.csv").is_file(), by_file.stderr
     bad_seed = subprocess.run([*run, str(tmp_path), "--course-seed", "x"], capture_output=True, text=True)
     assert bad_seed.returncode == 2 and "course seed" in bad_seed.stderr
     empty = subprocess.run(

@@ -383,8 +383,7 @@ def test_every_model_answer_passes_sealed(name):
 
 
 # --- the three routes agree: grade, Otter's plugin, nbgrader's preprocessor -----------------------
-ROUTE_CASES = ["honest", "patched_checker", "subprocess_to_posenc", "patched_comparisons", "os_exit",
-               "fake_grade_file", "copied_posenc", "equal_subclass"]
+ROUTE_CASES = ["honest", "honest_loops", "copied_posenc", "copied_answer", *ATTACKS]
 
 
 def _nbgrader_determine_grade(cell) -> float:
@@ -420,7 +419,8 @@ def test_the_three_routes_give_the_same_points(graded, tmp_path):
     write_nbgrader_source(CHAPTER, tmp_path / "source" / "ps")
     nbgrader_source = nbformat.read(tmp_path / "source" / "ps" / CHAPTER.name, as_version=4)
     prelude = "import numpy as np\n" + _constants()
-    cases = {"honest": (HONEST, None), "copied_posenc": (_copied_posenc(), None), **ATTACKS}
+    cases = {"honest": (HONEST, None), "honest_loops": (HONEST_LOOPS, None), "copied_posenc": (_copied_posenc(), None),
+             "copied_answer": (_copied_answer(), None), **ATTACKS}
     for name in ROUTE_CASES:
         answer, extra = cases[name]
         answer = None if answer is None else prelude + answer
@@ -453,7 +453,7 @@ def test_the_three_routes_give_the_same_points(graded, tmp_path):
         by_otter = results.results["binary"].score
         by_grade = int(rows[name]["ex-ch03-binary"])
         assert by_grade == by_otter == by_nbgrader, (name, by_grade, by_otter, by_nbgrader)
-        assert by_grade == (4 if name == "honest" else 0), name
+        assert by_grade == (4 if name.startswith("honest") else 0), name
 
 
 def test_the_teachers_guide_counts_what_this_file_grades():

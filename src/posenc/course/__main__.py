@@ -9,6 +9,45 @@ from pathlib import Path
 from . import editions
 from .engine import course_seed
 
+#: The course seed's file on the grading machine (``python -m posenc.course seed`` writes it).
+SEED_FILE = "posenc-course-seed.json"
+
+
+def write_seed_file(path: Path) -> int:
+    """Draw a course seed into ``path`` (a new file: an existing one is never overwritten) and return it."""
+    import json
+    import secrets
+
+    value = secrets.randbelow(2**31)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        file = open(path, "x", encoding="utf-8")  # "x": refuses a file that exists
+    except FileExistsError:
+        raise FileExistsError(f"{path} exists: the course already has a seed (a new one would change the hidden "
+                              "cases); choose another file to start another course") from None
+    with file:
+        json.dump({"course seed": value, "written by": "python -m posenc.course seed"}, file)
+        file.write("\n")
+    return value
+
+
+def read_seed_file(path: Path, given: bool = True) -> int:
+    """The course seed in ``path``; a ``ValueError`` that says how to make one when it is missing or bad."""
+    import json
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return course_seed(data["course seed"])
+    except FileNotFoundError:
+        where = f"{path} does not exist" if given else f"no --course-seed, POSENC_COURSE_SEED or {path} here"
+        raise ValueError(
+            f"the hidden cases need a course seed: {where}; run `python -m posenc.course seed` once on the grading "
+            "machine (it writes posenc-course-seed.json), or pass --course-seed"
+        ) from None
+    except (ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"{path} is not a course seed file ({type(error).__name__}: {error})") from None
+
 _EDITIONS = {
     "student": (editions.write_student_edition, "the student edition: solutions removed, stubs that still run"),
     "teacher": (editions.write_teacher_edition, "the teacher edition: solutions, points, times and rubrics"),
@@ -38,7 +77,11 @@ def parser(prog: str = "python -m posenc.course") -> argparse.ArgumentParser:
     commands = root.add_subparsers(dest="command", required=True)
     grade = commands.add_parser("grade", help="grade a folder of submitted notebooks")
     grade.add_argument("submissions", type=Path, help="one folder or one notebook per student")
-    grade.add_argument("--course-seed", type=_seed, required=True, help="draws the hidden cases (keep it secret)")
+    grade.add_argument("--course-seed", type=_seed, default=None, help="draws the hidden cases (keep it secret)")
+    grade.add_argument(
+        "--seed-file", type=Path, default=None,
+        help=f"the course seed's file (default {SEED_FILE} here, written once by `python -m posenc.course seed`)",
+    )
     grade.add_argument("--out", type=Path, default=Path("grades"), help="where grades.csv and feedback/ go")
     grade.add_argument("--check-timeout", type=_seconds, default=None, help="seconds per checker case")
     grade.add_argument(
@@ -80,6 +123,8 @@ def parser(prog: str = "python -m posenc.course") -> argparse.ArgumentParser:
     fold = commands.add_parser("fold", help="fold in JupyterLab the cells the website hides, and the solutions")
     fold.add_argument("source", type=Path, help="a chapter notebook or the chapters/ folder (changed in place)")
     fold.add_argument("--check", action="store_true", help="list the cells out of step, write nothing (exit 1 if any)")
+    seed = commands.add_parser("seed", help="draw a course seed into a file of the grading machine (once per course)")
+    seed.add_argument("file", type=Path, nargs="?", default=Path(SEED_FILE), help=f"default {SEED_FILE}")
     site = commands.add_parser("site", help="write a copy of the book whose chapters are the student edition")
     site.add_argument("book", type=Path, help="the book's root folder (with _toc.yml)")
     site.add_argument("output", type=Path)
@@ -94,15 +139,22 @@ def _fail(prog: str, message: str) -> int:
 def main(argv: list[str] | None = None, prog: str = "python -m posenc.course") -> int:
     args = parser(prog).parse_args(argv)
     try:
-        if args.command == "grade":
+        if args.command == "seed":
+            value = write_seed_file(args.file)
+            print(f"wrote {args.file}: the course seed {value}; keep the file on the grading machine, out of "
+                  "what students get")
+        elif args.command == "grade":
             if not args.submissions.is_dir():
                 return _fail(prog, f"{args.submissions} is not a folder of submissions")
             from .grade import grade_class
 
+            chosen = args.course_seed if args.course_seed is not None else course_seed(None)
+            if chosen is None:
+                chosen = read_seed_file(args.seed_file or Path(SEED_FILE), given=args.seed_file is not None)
             path = grade_class(
                 args.submissions,
                 args.out,
-                seed=args.course_seed,
+                seed=chosen,
                 check_timeout=args.check_timeout,
                 accept=args.accept,
                 chapters=args.chapters,
