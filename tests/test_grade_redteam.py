@@ -428,7 +428,7 @@ def test_the_three_routes_give_the_same_points(graded, tmp_path):
             nbgrader_source, answer, extra,
             lambda cell: cell.metadata.get("nbgrader", {}).get("grade_id") == "ex-ch03-binary-solution",
         )
-        graded_nb, _ = SealedChecks(course_seed=42, check_timeout=2.0).preprocess(submitted, {})
+        graded_nb, _ = SealedChecks(course_seed=42, check_timeout=2.0)(submitted, {})  # as nbconvert calls it
         (check,) = [
             c for c in graded_nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "ex-ch03-binary-check"
         ]

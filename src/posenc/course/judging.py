@@ -268,17 +268,37 @@ def _rounding_hint(exercise: Exercise, kwargs: dict, got: np.ndarray, expected: 
 
 
 def _half_precision_hint(got: np.ndarray, expected: np.ndarray) -> str | None:
-    """Right to about 3 significant digits everywhere: a step in float16 or bfloat16 (x, positions, angles)."""
+    """Right to about 3 significant digits, with the scatter of rounding: a step in float16 or bfloat16.
+
+    Rounding at some step leaves most entries a little off, some up and some down, by up to a few of
+    the format's steps (float16: 2**-11 of the value, bfloat16: 2**-8; the median entry within 16 of
+    bfloat16's steps). A mistake of another kind that
+    lands in the same range of error (a constant slightly off, one entry or one column wrong, a
+    systematic bias) does not: it moves few entries, or moves them all the same way."""
     scale = max(1.0, float(np.max(np.abs(expected), initial=0)))
     error = float(np.max(np.abs(got - expected), initial=0)) / scale
-    if np.all(np.isfinite(got)) and 2e-4 <= error <= 2e-2:
-        digits = round(-math.log10(error))
-        return (
-            f"your answer agrees with posenc to only about {digits} significant digits, the precision of float16 "
-            "or bfloat16: some step of your computation runs in one of them (an input, the positions, the angles, "
-            "cos and sin); keep every step in a wider float type"
-        )
-    return None
+    if not (np.all(np.isfinite(got)) and 2e-4 <= error <= 2e-2):
+        return None
+    off = (got - expected).ravel()
+    size = np.abs(expected).ravel()
+    judged = size > 1e-3 * scale  # entries large enough for their relative error to mean something
+    if int(judged.sum()) < 8:
+        return None
+    relative = off[judged] / size[judged]
+    moved = np.abs(relative) > 1e-9
+    if moved.mean() < 0.5:  # rounding touches most entries
+        return None
+    up = float((relative[moved] > 0).mean())
+    if not 0.15 <= up <= 0.85:  # ... some up, some down
+        return None
+    if float(np.median(np.abs(relative))) > 16 * 2.0**-8:  # ... typically by a few of bfloat16's steps at most
+        return None
+    digits = round(-math.log10(error))
+    return (
+        f"your answer agrees with posenc to only about {digits} significant digits, the precision of float16 "
+        "or bfloat16: some step of your computation runs in one of them (an input, the positions, the angles, "
+        "cos and sin); keep every step in a wider float type"
+    )
 
 
 def diagnose(exercise: Exercise, case: Case, value: Returned, got: np.ndarray, expected: np.ndarray) -> str | None:

@@ -20,7 +20,7 @@ the course seed)::
 from __future__ import annotations
 
 from nbconvert.preprocessors import Preprocessor
-from traitlets import Float, Integer
+from traitlets import Bool, Float, Integer
 
 __all__ = ["SealedChecks", "autograde_preprocessors"]
 
@@ -52,6 +52,8 @@ def outputs(result: dict) -> list:
 class SealedChecks(Preprocessor):
     """Writes the sealed grader's verdict into each check cell (see the module); runs nothing of the student's."""
 
+    # nbconvert runs a preprocessor only when it is enabled (as nbgrader's own are)
+    enabled = Bool(True, help="whether nbgrader runs this step").tag(config=True)
     course_seed = Integer(None, allow_none=True, help="the course seed that draws the hidden cases").tag(config=True)
     check_timeout = Float(None, allow_none=True, help="seconds per checker case").tag(config=True)
 
