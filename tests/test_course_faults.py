@@ -92,3 +92,45 @@ def test_the_whole_table_hint_only_for_the_whole_table():
     assert table_hint in (check("scaled_embedding", whole, quiet=True).hint or "")
     wrong = check("scaled_embedding", sliced_wrong_axis, quiet=True)
     assert wrong.status != "passed" and table_hint not in (wrong.hint or ""), str(wrong)
+
+
+SCALED_ROPE = """
+import numpy as np
+def my_rope(x, positions, base=10000.0):
+    d = x.shape[-1]
+    theta = base ** (-np.arange(0, d, 2) / d)
+    angles = np.asarray(positions, dtype=float)[:, None] * theta
+    out = np.empty(x.shape)
+    out[..., 0::2] = x[..., 0::2] * np.cos(angles) - x[..., 1::2] * np.sin(angles)
+    out[..., 1::2] = x[..., 0::2] * np.sin(angles) + x[..., 1::2] * np.cos(angles)
+    return out * 1.001  # a factor slightly off: every entry moves the same way
+"""
+HALF_ROPE = """
+import torch
+def my_rope(x, positions, base=10000.0):
+    t = torch.tensor(np.array(x), dtype=torch.float16)
+    d = t.shape[-1]
+    theta = (base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)).to(torch.float16)
+    angles = torch.tensor(np.asarray(positions), dtype=torch.float16)[:, None] * theta
+    out = torch.empty_like(t)
+    out[..., 0::2] = t[..., 0::2] * torch.cos(angles) - t[..., 1::2] * torch.sin(angles)
+    out[..., 1::2] = t[..., 0::2] * torch.sin(angles) + t[..., 1::2] * torch.cos(angles)
+    return out.double().numpy()
+"""
+OFF_TEMPERATURE = """
+import math
+def my_yarn_attention_factor(factor):
+    return 0.1002 * math.log(factor) + 1.0 if factor > 1 else 1.0
+"""
+
+
+def test_the_half_precision_hint_only_for_the_scatter_of_rounding():
+    words = "agrees with posenc to only about"
+    half = check("rope", student(HALF_ROPE, "my_rope"), quiet=True)
+    assert half.status == "failed" and words in (half.hint or ""), str(half)
+    for name, function, source in [
+        ("rope", "my_rope", SCALED_ROPE),
+        ("yarn_temperature", "my_yarn_attention_factor", OFF_TEMPERATURE),
+    ]:
+        result = check(name, student(source, function), quiet=True)
+        assert result.status == "failed" and words not in (result.hint or ""), str(result)

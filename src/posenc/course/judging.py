@@ -280,11 +280,11 @@ def _half_precision_hint(got: np.ndarray, expected: np.ndarray) -> str | None:
     if not (np.all(np.isfinite(got)) and 2e-4 <= error <= 2e-2):
         return None
     off = (got - expected).ravel()
-    size = np.abs(expected).ravel()
-    judged = size > 1e-3 * scale  # entries large enough for their relative error to mean something
+    value = expected.ravel()
+    judged = np.abs(value) > 1e-3 * scale  # entries large enough for their relative error to mean something
     if int(judged.sum()) < 8:
         return None
-    relative = off[judged] / size[judged]
+    relative = off[judged] / value[judged]  # signed: a factor slightly off moves every entry the same way
     moved = np.abs(relative) > 1e-9
     if moved.mean() < 0.5:  # rounding touches most entries
         return None
