@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+from otter_end_to_end import FORGERY  # issue 41's 8 lines (this folder is on the path)
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = "20261123"
@@ -40,14 +41,6 @@ ANSWERS = {
     return np.array(rows, dtype=np.int64).reshape(n_positions, n_bits)
 """,
 }
-FORGERY = """import posenc.course, posenc.course.checker, posenc.exercises
-from posenc.course.results import CheckResult
-def _always(name, function, **kwargs):
-    return CheckResult(name, "passed", "all checks agree with posenc")
-posenc.course.checker.check = _always
-posenc.course.check = _always
-posenc.exercises.check = _always
-"""
 EXPECTED = {"correct": 4.0, "wrong": 0.0, "blank": 0.0, "forged": 0.0}
 
 

@@ -11,6 +11,7 @@ import types
 
 import numpy as np
 import pytest
+from test_course_mistakes import WRONG
 
 from posenc.course import check
 
@@ -105,18 +106,7 @@ def my_rope(x, positions, base=10000.0):
     out[..., 1::2] = x[..., 0::2] * np.sin(angles) + x[..., 1::2] * np.cos(angles)
     return out * 1.001  # a factor slightly off: every entry moves the same way
 """
-HALF_ROPE = """
-import torch
-def my_rope(x, positions, base=10000.0):
-    t = torch.tensor(np.array(x), dtype=torch.float16)
-    d = t.shape[-1]
-    theta = (base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)).to(torch.float16)
-    angles = torch.tensor(np.asarray(positions), dtype=torch.float16)[:, None] * theta
-    out = torch.empty_like(t)
-    out[..., 0::2] = t[..., 0::2] * torch.cos(angles) - t[..., 1::2] * torch.sin(angles)
-    out[..., 1::2] = t[..., 0::2] * torch.sin(angles) + t[..., 1::2] * torch.cos(angles)
-    return out.double().numpy()
-"""
+HALF_ROPE = "import torch\n" + textwrap.dedent(WRONG["rope-all-in-half-precision"][2])  # every step in float16
 OFF_TEMPERATURE = """
 import math
 def my_yarn_attention_factor(factor):
@@ -126,7 +116,7 @@ def my_yarn_attention_factor(factor):
 
 def test_the_half_precision_hint_only_for_the_scatter_of_rounding():
     words = "agrees with posenc to only about"
-    half = check("rope", student(HALF_ROPE, "my_rope"), quiet=True)
+    half = check("rope", student(HALF_ROPE, "f"), quiet=True)
     assert half.status == "failed" and words in (half.hint or ""), str(half)
     for name, function, source in [
         ("rope", "my_rope", SCALED_ROPE),

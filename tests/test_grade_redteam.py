@@ -257,17 +257,8 @@ def _copied_answer() -> str:
 
 
 def _submission(edition: Path, answer: str | None, extra: str | None) -> nbformat.NotebookNode:
-    notebook = nbformat.read(edition, as_version=4)
-    cells = []
-    for cell in notebook.cells:
-        cells.append(cell)
-        if "student-stub" in cell.metadata.get("tags", []):
-            if answer is not None:
-                cell.source = answer
-            if extra is not None:
-                cells.append(nbformat.v4.new_code_cell(extra))
-    notebook.cells = cells
-    return notebook
+    return _with_answer(nbformat.read(edition, as_version=4), answer, extra,
+                        lambda cell: "student-stub" in cell.metadata.get("tags", []))
 
 
 def _constants() -> str:

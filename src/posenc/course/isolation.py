@@ -44,6 +44,18 @@ def _timed_out(exercise, number: int, total: int, shown: str, limit: float, left
     )
 
 
+def ended_without_answer(exercise, number: int, total: int, shown: str) -> CheckResult:
+    """The process running the student's function ended before it answered case ``number``."""
+    return CheckResult(
+        exercise.name,
+        "exited",
+        f"check {number} of {total}, input {shown}: the process running your function ended without an answer "
+        "(os._exit, a crash of the interpreter, or it was killed)",
+        hint="return the result; do not end the process",
+        checked=max(number - 1, 0),
+    )
+
+
 def run_forked(exercise, function, cases, limit, run_cases) -> tuple[CheckResult, str]:
     import multiprocessing.connection as mpc
 
@@ -78,17 +90,7 @@ def run_forked(exercise, function, cases, limit, run_cases) -> tuple[CheckResult
             try:
                 message = reader.recv()
             except (EOFError, OSError):
-                return (
-                    CheckResult(
-                        exercise.name,
-                        "exited",
-                        f"check {number} of {len(cases)}, input {shown}: the process running your function ended "
-                        "without an answer (os._exit, a crash of the interpreter, or it was killed)",
-                        hint="return the result; do not end the process",
-                        checked=max(number - 1, 0),
-                    ),
-                    "",
-                )
+                return ended_without_answer(exercise, number, len(cases), shown), ""
             if message[0] == "call":
                 _, number, shown = message
                 student_running, deadline = True, time.monotonic() + limit

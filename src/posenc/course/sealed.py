@@ -44,7 +44,7 @@ from . import wire
 from .engine import _NUMPY_DEFAULTS, Case, CheckResult, Exercise, Outcome, _timeout, course_seed, verdict
 from .extract import Extracted, extract_function
 from .inputs import materialize, snapshot, unchanged
-from .isolation import _timed_out
+from .isolation import _timed_out, ended_without_answer
 from .judging import read_returned, show
 from .switchoff import HiddenFunctionError
 
@@ -227,17 +227,6 @@ def _outcome(message: dict, value, given: dict, before: dict) -> Outcome:
     return outcome
 
 
-def _ended(exercise: Exercise, number: int, total: int, shown: str) -> CheckResult:
-    return CheckResult(
-        exercise.name,
-        "exited",
-        f"check {number} of {total}, input {shown}: the process running your function ended without an answer "
-        "(os._exit, a crash of the interpreter, or it was killed)",
-        hint="return the result; do not end the process",
-        checked=max(number - 1, 0),
-    )
-
-
 def _run_cases(child: _Child, exercise: Exercise, cases: list[Case], limit: float) -> CheckResult:
     total = len(cases)
     for number, case in enumerate(cases, start=1):
@@ -265,7 +254,7 @@ def _run_cases(child: _Child, exercise: Exercise, cases: list[Case], limit: floa
         except TimeoutError:
             return _timed_out(exercise, number, total, shown, limit)
         except (EOFError, OSError):
-            return _ended(exercise, number, total, shown)
+            return ended_without_answer(exercise, number, total, shown)
         except wire.WireError as error:
             return CheckResult(exercise.name, "error",
                                f"check {number} of {total}, input {shown}: the grader could not read the answer: "
