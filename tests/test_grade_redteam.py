@@ -238,6 +238,12 @@ def my_binary(n_positions, n_bits):
 import posenc
 my_binary = posenc.binary
 """, None),
+    "pickled_function": ("""
+import pickle
+def my_binary(n_positions, n_bits):
+    reference = pickle.loads(b"cposenc\\nbinary\\n.")  # posenc.binary by reference
+    return reference(n_positions, n_bits)
+""", None),
     "socket": ("""
 import socket
 def my_binary(n_positions, n_bits):
@@ -323,6 +329,7 @@ def test_the_csv_says_who_tried(graded):
         "gc_search": "gc",
         "replace_hook_code": "replaced a function's code",
         "socket": "used sockets",
+        "pickled_function": "imported posenc",
         "copied_posenc": "copied from posenc.absolute.binary",
         "copied_answer": "copied from the model answer of ex-ch03-binary",
         "settrace_and_setprofile": "sys.settrace",
