@@ -9,6 +9,7 @@ the source and runs it in a sealed process (posenc.course.sealed).
 import csv
 import inspect
 import marshal
+import os
 import textwrap
 from pathlib import Path
 
@@ -35,22 +36,35 @@ def my_binary(n_positions, n_bits):
         rows.append([(p >> j) & 1 for j in range(n_bits)])
     return np.array(rows, dtype=np.int64).reshape(n_positions, n_bits)
 """
-HONEST_DATACLASS = """
-from dataclasses import dataclass
-from collections import namedtuple
+HONEST_NATURAL = """
+def my_binary(n_positions, n_bits):
+    p = np.arange(n_positions)[:, None]
+    return (p >> np.arange(n_bits)[None, :]) & 1
+"""
+HONEST_PLAIN_LOOP = """
+def my_binary(n_positions, n_bits):
+    bits = np.zeros((n_positions, n_bits), dtype=int)
+    for i in range(n_positions):
+        for k in range(n_bits):
+            bits[i, k] = (i // 2**k) % 2
+    return bits
+"""
+HONEST_CLASS = """
+import functools
 
-Shape = namedtuple("Shape", "rows cols")
-
-@dataclass
 class Counter:
-    bits: int
+    def __init__(self, bits):
+        self.bits = bits
+
+    @functools.lru_cache(maxsize=None)
+    def shifts(self):
+        return np.arange(self.bits)
 
     def table(self, n):
-        return (np.arange(n)[:, None] >> np.arange(self.bits)) & 1
+        return (np.arange(n)[:, None] >> self.shifts()) & 1
 
 def my_binary(n_positions, n_bits):
-    shape = Shape(n_positions, n_bits)
-    return Counter(shape.cols).table(shape.rows)
+    return Counter(n_bits).table(n_positions)
 """
 
 # What a student who controls the kernel would add to the notebook (the stub is left raising unless
@@ -244,6 +258,79 @@ def my_binary(n_positions, n_bits):
     reference = pickle.loads(b"cposenc\\nbinary\\n.")  # posenc.binary by reference
     return reference(n_positions, n_bits)
 """, None),
+    # found by the independent review: routes around the audit hook, closed by the kernel's fence (Landlock)
+    "posixsubprocess": ("""
+import _posixsubprocess, json, os, sys
+def my_binary(n_positions, n_bits):
+    r, w = os.pipe()
+    er, ew = os.pipe()
+    code = f"import posenc, json; print(json.dumps(posenc.binary({int(n_positions)}, {int(n_bits)}).tolist()))"
+    pid = _posixsubprocess.fork_exec(
+        [sys.executable, "-c", code], [sys.executable.encode()], True, (w, ew), None, None,
+        -1, -1, -1, w, -1, -1, er, ew, False, False, -1, None, None, None, -1, None, False)
+    os.close(w)
+    os.close(ew)
+    data = b""
+    while chunk := os.read(r, 1 << 20):
+        data += chunk
+    os.waitpid(pid, 0)
+    return np.array(json.loads(data))
+""", None),
+    "subinterpreter": ("""
+import _xxsubinterpreters as interpreters
+import json, os, sys
+def my_binary(n_positions, n_bits):
+    r, w = os.pipe()
+    inner = f"import posenc, json; print(json.dumps(posenc.binary({int(n_positions)}, {int(n_bits)}).tolist()))"
+    code = ("import os, sys\\n"
+            f"os.posix_spawn(sys.executable, [sys.executable, '-c', {inner!r}], {{}},"
+            f" file_actions=[(os.POSIX_SPAWN_DUP2, {w}, 1)])\\n")
+    interpreters.run_string(interpreters.create(), code)
+    os.close(w)
+    data = b""
+    while chunk := os.read(r, 1 << 20):
+        data += chunk
+    return np.array(json.loads(data))
+""", None),
+    "proc_root_and_create_fn": ("""
+import dataclasses
+def my_binary(n_positions, n_bits):
+    text = open("/proc/self/root" + POSENC_ABSOLUTE).read()
+    start = text.index("def binary(")
+    body = text[start:text.find("\\ndef ", start + 5)]
+    lines = ["check_int = lambda name, v, **k: int(v)", *body.splitlines(), "return binary"]
+    return dataclasses._create_fn("h", [], lines, globals={"np": np})()(n_positions, n_bits)
+""", None),
+    "torch_from_file": ("""
+import torch
+def my_binary(n_positions, n_bits):
+    raw = torch.from_file(POSENC_ABSOLUTE, size=64, dtype=torch.uint8)
+    return np.zeros((n_positions, n_bits)) + int(raw[0]) * 0
+""", None),
+    "torch_writes_a_file": ("""
+import torch
+def my_binary(n_positions, n_bits):
+    torch.from_file(TARGET, shared=True, size=64, dtype=torch.uint8).fill_(65)
+    return np.zeros((n_positions, n_bits))
+""", None),
+    "parents_proc_files": ("""
+import os
+def my_binary(n_positions, n_bits):
+    os.read(os.open(f"/proc/{os.getppid()}/environ", os.O_RDONLY), 100)
+    return np.zeros((n_positions, n_bits))
+""", None),
+    "deep_pipe_message": ("""
+import os, struct, sys
+def my_binary(n_positions, n_bits):
+    header = b"[" * 200_000
+    for fd in range(3, 12):
+        try:
+            os.write(fd, struct.pack("<QQ", len(header), 0) + header)
+        except OSError:
+            pass
+    return np.zeros((n_positions, n_bits))
+""", None),
+    "deep_cell": (None, "K = " + " + ".join(["1"] * 20_000) + "\n"),
     "socket": ("""
 import socket
 def my_binary(n_positions, n_bits):
@@ -258,13 +345,13 @@ def _copied_posenc() -> str:
     return "from posenc._validation import check_int\n" + source
 
 
-def _copied_answer() -> str:
-    return EXERCISES["binary"].answers[0].replace("table", "bits").replace("p ", "q ").replace("[p", "[q")
-
-
 def _submission(edition: Path, answer: str | None, extra: str | None) -> nbformat.NotebookNode:
     return _with_answer(nbformat.read(edition, as_version=4), answer, extra,
                         lambda cell: "student-stub" in cell.metadata.get("tags", []))
+
+
+#: A file the "torch_writes_a_file" attack tries to create (the kernel's fence must stop it).
+TARGET = Path("/tmp") / f"posenc-redteam-written-by-a-student-{os.getpid()}.txt"
 
 
 def _constants() -> str:
@@ -272,7 +359,7 @@ def _constants() -> str:
     folder = Path(posenc.__file__).resolve().parent
     return (
         f"CODE = {code!r}\nPOSENC_INIT = {str(folder / '__init__.py')!r}\n"
-        f"POSENC_ABSOLUTE = {str(folder / 'absolute.py')!r}\n"
+        f"POSENC_ABSOLUTE = {str(folder / 'absolute.py')!r}\nTARGET = {str(TARGET)!r}\n"
     )
 
 
@@ -285,9 +372,10 @@ def graded(tmp_path_factory):
     students = {
         "honest": (HONEST, None),
         "honest_loops": (HONEST_LOOPS, None),
-        "honest_dataclass": (HONEST_DATACLASS, None),
+        "honest_class": (HONEST_CLASS, None),
+        "honest_natural": (HONEST_NATURAL, None),
+        "honest_plain_loop": (HONEST_PLAIN_LOOP, None),
         "copied_posenc": (_copied_posenc(), None),
-        "copied_answer": (_copied_answer(), None),
         **ATTACKS,
     }
     for name, (answer, extra) in students.items():
@@ -303,15 +391,19 @@ def graded(tmp_path_factory):
 
 def test_honest_work_keeps_full_marks(graded):
     _, _, rows = graded
-    for name in ("honest", "honest_loops", "honest_dataclass"):
+    for name in ("honest", "honest_loops", "honest_class", "honest_natural", "honest_plain_loop"):
         assert rows[name]["ex-ch03-binary"] == "4", name
         assert rows[name]["notes"] == "", (name, rows[name]["notes"])
 
 
-@pytest.mark.parametrize("attack", [*ATTACKS, "copied_posenc", "copied_answer"])
+@pytest.mark.parametrize("attack", [*ATTACKS, "copied_posenc"])
 def test_every_attack_scores_zero(graded, attack):
     _, out, rows = graded
     assert rows[attack]["ex-ch03-binary"] == "0", (attack, (out / "feedback" / f"{attack}.md").read_text())
+
+
+def test_no_attack_wrote_a_file(graded):
+    assert not TARGET.exists()
 
 
 def test_the_csv_says_who_tried(graded):
@@ -330,8 +422,12 @@ def test_the_csv_says_who_tried(graded):
         "replace_hook_code": "replaced a function's code",
         "socket": "used sockets",
         "pickled_function": "imported posenc",
+        "posixsubprocess": "_posixsubprocess",
+        "subinterpreter": "subinterpreter",
+        "torch_from_file": "torch.from_file",
+        "torch_writes_a_file": "torch.from_file",
+        "parents_proc_files": "another process's files",
         "copied_posenc": "copied from posenc.absolute.binary",
-        "copied_answer": "copied from the model answer of ex-ch03-binary",
         "settrace_and_setprofile": "sys.settrace",
         "os_exit": "os._exit",
     }
@@ -350,16 +446,29 @@ def test_what_the_attacks_were_told(graded):
     assert "copied" in feedback["copied_posenc"] and "the checker said: " in feedback["copied_posenc"]
 
 
-def test_an_accepted_copy_is_graded_as_usual(graded, tmp_path):
-    base, _, _ = graded
-    out = tmp_path / "grades"
-    grade_class(base / "class", out, seed=42, check_timeout=2, log=lambda text: None,
-                accept=["copied_answer:binary"])
-    with open(out / "grades.csv") as file:
-        rows = {row["student"]: row for row in csv.DictReader(file)}
-    assert rows["copied_answer"]["ex-ch03-binary"] == "4"
-    assert rows["copied_posenc"]["ex-ch03-binary"] == "0"
-    assert "accepted by the teacher" in (out / "feedback" / "copied_answer.md").read_text()
+def test_a_copied_model_answer_gets_no_points_unless_accepted(tmp_path):
+    """Chapter 8's model answer (198 syntax nodes) with every name changed is a copy; the teacher can accept it."""
+    import re
+
+    from posenc.course.mutants import model_answer
+
+    solution = model_answer(EXERCISES["rope"], ROOT / "chapters")[0]
+    renamed = solution
+    for old, new in (("theta", "speeds"), ("angles", "turns"), ("out", "rotated"), ("d ", "width ")):
+        renamed = re.sub(rf"\b{old.strip()}\b", new.strip(), renamed)
+    assert renamed != solution
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("import numpy as np\n" + renamed)]
+    (tmp_path / "class" / "mallory").mkdir(parents=True)
+    nbformat.write(notebook, tmp_path / "class" / "mallory" / "08_rope.ipynb")
+    for accept, points in (([], "0"), (["mallory:rope"], "4")):
+        out = tmp_path / f"grades{len(accept)}"
+        grade_class(tmp_path / "class", out, seed=42, check_timeout=2, log=lambda text: None, accept=accept)
+        with open(out / "grades.csv") as file:
+            row = next(csv.DictReader(file))
+        assert row["ex-ch08-rope"] == points, row
+        assert "copied from the model answer of ex-ch08-rope" in row["notes"]
+    assert "accepted by the teacher" in (out / "feedback" / "mallory.md").read_text()
 
 
 # --- honest work: every model answer of every exercise, graded sealed, passes as in the self-check ---
@@ -381,7 +490,7 @@ def test_every_model_answer_passes_sealed(name):
 
 
 # --- the three routes agree: grade, Otter's plugin, nbgrader's preprocessor -----------------------
-ROUTE_CASES = ["honest", "honest_loops", "copied_posenc", "copied_answer", *ATTACKS]
+ROUTE_CASES = ["honest", "honest_loops", "copied_posenc", *ATTACKS]
 
 
 def _nbgrader_determine_grade(cell) -> float:
@@ -408,6 +517,25 @@ def _with_answer(notebook, answer, extra, solution_cell):
     return notebook
 
 
+def _released(notebook):
+    """What students get from nbgrader's release of a source notebook: each solution region replaced by
+    nbgrader's stub (ClearSolutions' documented rule, as tests/test_student.py re-implements it)."""
+    notebook = nbformat.from_dict(notebook)
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
+            out, inside = [], False
+            for line in cell.source.splitlines():
+                if "### BEGIN SOLUTION" in line:
+                    inside, indent = True, line[: len(line) - len(line.lstrip())]
+                    out += [f"{indent}# YOUR CODE HERE", f"{indent}raise NotImplementedError()"]
+                elif "### END SOLUTION" in line:
+                    inside = False
+                elif not inside:
+                    out.append(line)
+            cell.source = "\n".join(out)
+    return notebook
+
+
 def test_the_three_routes_give_the_same_points(graded, tmp_path):
     from posenc.course.editions import write_nbgrader_source
     from posenc.course.nbgrader_plugin import SealedChecks
@@ -415,10 +543,11 @@ def test_the_three_routes_give_the_same_points(graded, tmp_path):
 
     _, _, rows = graded
     write_nbgrader_source(CHAPTER, tmp_path / "source" / "ps")
-    nbgrader_source = nbformat.read(tmp_path / "source" / "ps" / CHAPTER.name, as_version=4)
+    nbgrader_source = _released(nbformat.read(tmp_path / "source" / "ps" / CHAPTER.name, as_version=4))
+    assert "### BEGIN SOLUTION" not in "\n".join(c.source for c in nbgrader_source.cells)
     prelude = "import numpy as np\n" + _constants()
     cases = {"honest": (HONEST, None), "honest_loops": (HONEST_LOOPS, None), "copied_posenc": (_copied_posenc(), None),
-             "copied_answer": (_copied_answer(), None), **ATTACKS}
+             **ATTACKS}
     for name in ROUTE_CASES:
         answer, extra = cases[name]
         answer = None if answer is None else prelude + answer
@@ -455,9 +584,9 @@ def test_the_three_routes_give_the_same_points(graded, tmp_path):
 
 
 def test_the_teachers_guide_counts_what_this_file_grades():
-    guide = (ROOT / "chapters" / "coursework.md").read_text()
-    assert f"grades a class of {len(ATTACKS) + 2} attacks\nand 3 honest notebooks" in guide
-    assert f"; {len(ROUTE_CASES)} of them, honest\nand dishonest, get the same points in all three routes" in guide
+    guide = " ".join((ROOT / "chapters" / "coursework.md").read_text().split())
+    assert f"grades a class of {len(ATTACKS) + 1} attacks and 5 honest notebooks" in guide
+    assert f"; {len(ROUTE_CASES)} of them, honest and dishonest, get the same points from this command" in guide
 
 
 # --- what a student reads: the student website's sources ------------------------------------------

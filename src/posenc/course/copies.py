@@ -5,7 +5,9 @@ globals, the function's own name), the constants and the formatting are set asid
 becomes ``_0, _1, ...`` in order of first use, every constant becomes ``_c``, docstrings go. So a
 copy with other names, other numbers, other comments or layout is still found, and an answer
 written independently is not, unless it is the same computation written the same way; short
-functions (under :data:`MIN_NODES` nodes) are never called copies, as two people write those alike.
+functions (under :data:`MIN_NODES` nodes, :data:`MIN_ANSWER_NODES` for a model answer) are never
+called copies, as two people write those alike. One added statement makes a copy look new: this
+finds the lazy copy, not the determined one.
 
 The corpus is every function in posenc's package (read from its files by the grader) and the model
 answers the grader is given (the chapters' solution cells, each exercise's other styles).
@@ -18,10 +20,13 @@ import copy
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MIN_NODES", "Corpus", "fingerprint"]
+__all__ = ["MIN_ANSWER_NODES", "MIN_NODES", "Corpus", "fingerprint"]
 
-#: Functions with fewer syntax nodes than this are too short to call a copy.
+#: Functions with fewer syntax nodes than this are too short to call a copy of one of posenc's functions ...
 MIN_NODES = 40
+#: ... or of a model answer: a short answer is often what anyone writes (chapter 3's two lines are 41 nodes,
+#: its loop 63), so only longer ones count.
+MIN_ANSWER_NODES = 100
 
 
 class _Normalise(ast.NodeTransformer):
@@ -112,7 +117,7 @@ class Corpus:
                 continue
             for name, node in _functions(tree, f"the model answer of {label}"):
                 text, size = fingerprint(node)
-                if size >= MIN_NODES:
+                if size >= MIN_ANSWER_NODES:
                     prints.setdefault(text, name.rsplit(".", 1)[0] if "model answer" in name else name)
         return cls(prints)
 

@@ -58,7 +58,7 @@ def notebook_statements(notebook) -> tuple[list[tuple[int, ast.stmt]], list[int]
             continue
         try:
             tree = ast.parse(source)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python, or too deep to read
             skipped.append(number)
             continue
         statements += [(number, node) for node in tree.body]
@@ -220,6 +220,8 @@ _CALLS = {
     "marshal.loads": "loaded code objects (marshal)",
     "pickle.loads": "unpickled data (pickle.loads)",
     "sys.addaudithook": "added an audit hook",
+    "torch.from_file": "opened a file with torch.from_file",
+    "torch.jit.CompilationUnit": "compiled TorchScript from a string",
 }
 _MODULES = {
     "subprocess": "started processes (subprocess)",
@@ -229,6 +231,9 @@ _MODULES = {
     "marshal": "imported marshal",
     "gc": "imported gc",
     "inspect": "imported inspect",
+    "_posixsubprocess": "started processes (_posixsubprocess)",
+    "_xxsubinterpreters": "started subinterpreters",
+    "_xxinterpchannels": "started subinterpreters",
 }
 
 

@@ -158,10 +158,14 @@ def grade_notebook(
     names = _chapter_exercises(Path(path), notebook)
     if not names:
         return grade
-    grade.notes = tamper_notes(notebook)
     forbidden = forbidden if forbidden is not None else forbidden_roots(Path(path).parent)
-    grade.results = judge_notebook(notebook, names, seed=seed, check_timeout=check_timeout, corpus=corpus,
-                                   forbidden=forbidden)
+    try:
+        grade.notes = tamper_notes(notebook)
+        grade.results = judge_notebook(notebook, names, seed=seed, check_timeout=check_timeout, corpus=corpus,
+                                       forbidden=forbidden)
+    except Exception as error:  # one notebook the grader cannot read must not stop the class
+        grade.problem = f"the grader could not read this notebook ({type(error).__name__}: {str(error)[:200]})"
+        grade.results = {n: {"status": "error", "message": grade.problem, "hint": None} for n in names}
     return grade
 
 

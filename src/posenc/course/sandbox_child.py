@@ -99,14 +99,90 @@ _REFUSED = {
     "cpython.run_module": "ran code built at run time",
     "cpython.run_stdin": "ran code built at run time",
     "cpython.run_interactivehook": "ran code built at run time",
+    "cpython.PyInterpreterState_New": "started a subinterpreter",
 }
 _REFUSED_PREFIXES = (("socket.", "opened a network connection"), ("ctypes.", "used ctypes"),
                      ("shutil.", "changed files"))
 _REFUSED_ITEMS = tuple(_REFUSED.items())
+_S_ISLNK = __import__("stat").S_ISLNK
+_OWN_PROC = f"/proc/{os.getpid()}/"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
-def _make_hook(forbidden, cwd, student_code, makers, flag_fd):
+# --- the kernel's sandbox (Landlock, Linux 5.13+): what C code cannot get round either -------------
+_FS_RIGHTS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1, 5: (1 << 16) - 1}
+_READ = (1 << 2) | (1 << 3)  # LANDLOCK_ACCESS_FS_READ_FILE | READ_DIR: no EXECUTE, no write of any kind
+
+
+def _landlock(readable):
+    """Restrict this process with Landlock: read (no execute, no write, no make, no remove) only below
+    ``readable``; no TCP (ABI 4+), no signals or abstract sockets outside it (ABI 6+); ptrace and
+    ``/proc/<pid>/mem`` of other processes are refused by Landlock itself. Returns the ABI used, or 0 when
+    the kernel has no Landlock (the audit hook still applies)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    syscall = libc.syscall
+    syscall.restype = ctypes.c_long
+    abi = syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))  # landlock_create_ruleset(VERSION)
+    if abi < 1:
+        return 0
+    fs = _FS_RIGHTS_BY_ABI.get(abi, (1 << 16) - 1)
+
+    class Ruleset(ctypes.Structure):
+        _fields_ = [("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+    class PathBeneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+    attr = Ruleset(fs, 3 if abi >= 4 else 0, 3 if abi >= 6 else 0)
+    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
+    ruleset = syscall(444, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
+    for path in readable:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            continue
+        rule = PathBeneath(_READ if os.path.isdir(path) else (1 << 2), fd)
+        if syscall(445, ruleset, 1, ctypes.byref(rule), ctypes.c_uint32(0)) < 0:  # LANDLOCK_RULE_PATH_BENEATH
+            os.close(fd)
+            raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
+        os.close(fd)
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+    if syscall(446, ruleset, ctypes.c_uint32(0)) < 0:  # landlock_restrict_self
+        raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+    os.close(ruleset)
+    return abi
+
+
+def _readable(sys_path, forbidden, posenc_dir, cwd):
+    """What the student's process may read: Python's own files (the environment's prefix, its import path),
+    the system's libraries and settings, its own folder. Never posenc's package, and nothing else below a
+    forbidden root (the repository, the submissions, the grader's files), except a Python environment that
+    lives there (a clone's .venv)."""
+
+    def below(path, root):
+        return path == root or path.startswith(root + "/")
+
+    environments = [os.path.realpath(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}]
+    places = {*environments, *sys_path, "/usr", "/lib", "/lib64", "/etc", "/dev", "/sys/devices/system/cpu", cwd}
+    places |= {os.path.dirname(m.__file__) for m in list(sys.modules.values()) if getattr(m, "__file__", None)}
+    chosen = []
+    for place in sorted(p for p in places if p and os.path.exists(p)):
+        real = os.path.realpath(place)
+        if below(real, posenc_dir):
+            continue  # posenc itself (a posenc installed into site-packages stays readable there: see the module)
+        if any(below(real, root) for root in forbidden) and not any(below(real, env) for env in environments):
+            continue
+        chosen.append(real)
+    return chosen
+
+
+def _make_hook(forbidden, cwd, student_code, flag_fd):
     """The audit hook. It reads only its own default arguments (immutable values and built-in
     functions captured now), so that nothing the student's code rebinds afterwards (builtins,
     ``os``, ``sys``) changes what it decides."""
@@ -119,7 +195,6 @@ def _make_hook(forbidden, cwd, student_code, makers, flag_fd):
         _forbidden=tuple(forbidden),
         _cwd=cwd,
         _code=student_code,
-        _makers=tuple(makers),
         _fd=flag_fd,
         _write=os.write,
         _frame=sys._getframe,
@@ -130,6 +205,10 @@ def _make_hook(forbidden, cwd, student_code, makers, flag_fd):
         _len=len,
         _deny=PermissionError,
         _writes=_WRITE_FLAGS,
+        _lstat=os.lstat,
+        _readlink=os.readlink,
+        _islink=_S_ISLNK,
+        _own_proc=_OWN_PROC,
     ):
         why = None
         if event == "open":
@@ -147,28 +226,46 @@ def _make_hook(forbidden, cwd, student_code, makers, flag_fd):
                 if writing:
                     why = "wrote a file"
                 elif path is not None:
-                    full = path if path.startswith("/") else _cwd + "/" + path
-                    parts = []
-                    for part in full.split("/"):
+                    # the path as the kernel resolves it: "..", and every symbolic link followed
+                    # (/proc/self/root/..., a link placed beforehand) with the functions captured above
+                    pending = (path if path.startswith("/") else _cwd + "/" + path).split("/")
+                    parts, hops = [], 0
+                    while pending:
+                        part = pending.pop(0)
                         if part == "..":
                             if parts:
                                 parts.pop()
-                        elif part and part != ".":
-                            parts.append(part)
+                            continue
+                        if not part or part == ".":
+                            continue
+                        here = "/" + "/".join([*parts, part])
+                        try:
+                            link = _islink(_lstat(here).st_mode)
+                        except OSError:
+                            link = False
+                        if link and hops < 40:
+                            hops += 1
+                            target = _readlink(here)
+                            pending = target.split("/") + pending
+                            if target.startswith("/"):
+                                parts = []
+                            continue
+                        parts.append(part)
                     normal = "/" + "/".join(parts)
                     for root in _forbidden:
                         if normal == root or normal.startswith(root + "/"):
                             why = "read posenc's or the grader's files"
+                    if normal.startswith("/proc/") and not normal.startswith(_own_proc):
+                        why = "read another process's files (/proc)"
         elif event == "import":
             name = args[0]
             if _type(name) is not _str or name == "posenc" or name.startswith("posenc.") or name.startswith("posenc_"):
                 why = "imported posenc (switched off here)"
         elif event == "exec":
-            if args[0] is not _code and _frame(1).f_code not in _makers:
+            if args[0] is not _code:
                 why = "ran code built at run time (exec, eval)"
         elif event == "compile":
-            if _frame(1).f_code not in _makers:
-                why = "ran code built at run time (compile, exec, eval)"
+            why = "ran code built at run time (compile, exec, eval, a dataclass or namedtuple)"
         elif event == "object.__setattr__":
             if _len(args) > 1 and args[1] in ("__code__", "__defaults__", "__kwdefaults__", "__globals__"):
                 why = "replaced a function's code"
@@ -286,18 +383,14 @@ def main():
     sys.modules.update(_stubs(setup["helpers"], ask, state, setup.get("posenc_modules", ())))
     source = setup["source"]
     code = compile(source, "<your notebook>", "exec")
-    makers = []
-    try:
-        import collections
-        import dataclasses
-
-        makers = [dataclasses._create_fn.__code__, collections.namedtuple.__code__]
-    except (ImportError, AttributeError):
-        pass
     os.set_blocking(flag_fd, False)
+    try:
+        landlock = _landlock(_readable(setup["sys_path"], setup["forbidden"], setup["posenc_dir"], setup["cwd"]))
+    except OSError as error:
+        landlock = f"{error}"
     sys.stdout = sys.stderr = io.StringIO()
     sys.stdin = None
-    sys.addaudithook(_make_hook(setup["forbidden"], setup["cwd"], code, makers, flag_fd))
+    sys.addaudithook(_make_hook(setup["forbidden"], setup["cwd"], code, flag_fd))
     # --- from here on, the student's code runs ---
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     problems = []
@@ -310,6 +403,7 @@ def main():
     wire.write_message(
         write_fd,
         {"op": "ready", "defined": callable(function), "own": own if isinstance(own, str) else None,
+         "landlock": landlock if isinstance(landlock, int | str) else None,
          "problems": [p for p in namespace.get("__posenc_problems__", []) if isinstance(p, dict)][:20] + problems},
     )
     while True:

@@ -153,6 +153,7 @@ class _Child:
             "cwd": str(Path(self.folder.name).resolve()),
             "preload": preload,
             "posenc_modules": _posenc_modules(),
+            "posenc_dir": str(_posenc_dir()),
         }
         data = json.dumps(setup).encode()
         self._write_raw(struct.pack("<Q", len(data)) + data, time.monotonic() + SETUP_TIMEOUT)
@@ -277,8 +278,10 @@ def _preload(extracted: Extracted, cases: list[Case]) -> list[str]:
     numeric function uses, torch where the code or a case's form (a tensor) needs it, and what the kept
     code imports. (Once the audit hook is in, a module that is not loaded yet cannot be: loading one runs
     code built at run time, which the hook refuses.)"""
-    modules = ["numpy", "numpy.linalg", "numpy.fft", "numpy.random", "math", "cmath", "functools", "itertools",
-               "collections", "dataclasses", "fractions", "decimal", "numbers", "operator", "typing", "statistics"]
+    modules = ["numpy", "numpy.linalg", "numpy.fft", "numpy.random", "numpy.char", "numpy.strings", "numpy.ma",
+               "numpy.polynomial", "numpy.lib.stride_tricks", "math", "cmath", "functools", "itertools",
+               "collections", "dataclasses", "fractions", "decimal", "numbers", "operator", "typing", "statistics",
+               "bisect", "heapq", "array", "copy", "string", "re"]
     tensors = any(form == "tensor" for case in cases for form in case.forms.values())
     if "torch" in extracted.source or tensors:
         modules += ["torch", "torch.nn", "torch.nn.functional", "torch.fft", "torch.linalg"]

@@ -218,7 +218,7 @@ def decode(header: bytes, blobs: list[bytes]):
         return _decode(json.loads(header), blobs, 0)
     except WireError:
         raise
-    except (ValueError, TypeError, KeyError, IndexError, RecursionError) as error:
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError, MemoryError) as error:
         raise WireError(f"a malformed value ({type(error).__name__}: {error})") from None
 
 
@@ -280,7 +280,7 @@ def read_message(fd: int, deadline: float | None = None) -> tuple[dict, object]:
     try:
         envelope = json.loads(_read_exactly(fd, head_size, deadline))
         message, sizes = envelope["message"], [int(s) for s in envelope["sizes"]]
-    except (ValueError, TypeError, KeyError) as error:
+    except (ValueError, TypeError, KeyError, RecursionError, MemoryError) as error:
         raise WireError(f"a malformed message ({type(error).__name__})") from None
     if not isinstance(message, dict) or sum(sizes) != total or any(s < 0 for s in sizes):
         raise WireError("a malformed message")
