@@ -124,3 +124,42 @@ def test_the_half_precision_hint_only_for_the_scatter_of_rounding():
     ]:
         result = check(name, student(source, function), quiet=True)
         assert result.status == "failed" and words not in (result.hint or ""), str(result)
+
+
+def test_the_sealed_graders_entry_points_name_a_bad_argument():
+    import nbformat
+
+    from posenc.course.exercises import EXERCISES
+    from posenc.course.grade import judge_notebook
+    from posenc.course.sealed import sealed_check
+
+    notebook = nbformat.v4.new_notebook()
+    with pytest.raises(ValueError, match="names must be a list of exercise names"):
+        judge_notebook(notebook, ["no-such-exercise"], seed=1)
+    with pytest.raises(ValueError, match="names must be a list"):
+        judge_notebook(notebook, "binary", seed=1)
+    with pytest.raises(TypeError, match="notebook must be an nbformat notebook"):
+        judge_notebook("notebook.ipynb", ["binary"], seed=1)
+    with pytest.raises(TypeError, match=r"exercise must be a posenc\.course\.engine\.Exercise"):
+        sealed_check("binary", notebook)
+    with pytest.raises(TypeError, match="notebook must be an nbformat notebook"):
+        sealed_check(EXERCISES["binary"], None)
+
+
+def test_the_nbgrader_export_leaves_a_foreign_config_and_writes_nothing(tmp_path, capsys, monkeypatch):
+    from pathlib import Path
+
+    from posenc.course.__main__ import main
+
+    monkeypatch.delenv("POSENC_COURSE_SEED", raising=False)
+    chapter = Path(__file__).resolve().parents[1] / "chapters" / "03_binary_analogy.ipynb"
+    (tmp_path / "posenc_grading.py").write_text("c = get_config()  # the teacher's own\n")
+    assert main(["nbgrader", str(chapter), str(tmp_path / "source" / "ps1")]) == 1
+    assert "was not written by this command" in capsys.readouterr().err
+    assert (tmp_path / "posenc_grading.py").read_text() == "c = get_config()  # the teacher's own\n"
+    assert not (tmp_path / "source").exists()
+    (tmp_path / "posenc_grading.py").unlink()
+    assert main(["nbgrader", str(chapter), str(tmp_path / "source" / "ps1"), "--course-seed", "5"]) == 0
+    assert "c.SealedChecks.course_seed = 5\n" in (tmp_path / "posenc_grading.py").read_text()
+    assert main(["nbgrader", str(chapter), str(tmp_path / "source" / "ps1")]) == 0  # again: the seed stays
+    assert "c.SealedChecks.course_seed = 5\n" in (tmp_path / "posenc_grading.py").read_text()

@@ -437,6 +437,8 @@ def test_the_command_draws_a_seed_and_needs_an_implementation_exercise(tmp_path,
     monkeypatch.delenv("POSENC_COURSE_SEED", raising=False)
     assert main(["otter", str(CHAPTERS / "08_rope.ipynb"), str(tmp_path / "a")]) == 0  # a seed drawn for it
     drawn = json.loads((tmp_path / "a" / MANIFEST).read_text())["course seed"]
+    assert main(["otter", str(CHAPTERS / "08_rope.ipynb"), str(tmp_path / "a")]) == 0  # updated: the seed stays
+    assert json.loads((tmp_path / "a" / MANIFEST).read_text())["course seed"] == drawn
     assert isinstance(drawn, int) and f"course_seed: {drawn}\n" in nbformat.read(
         tmp_path / "a" / "08_rope" / "08_rope.ipynb", as_version=4).cells[0].source
     monkeypatch.setenv("POSENC_COURSE_SEED", "11")

@@ -202,14 +202,19 @@ def main(argv: list[str] | None = None, prog: str = "python -m posenc.course") -
             out = editions.write_site_source(args.book, args.output)
             print(f"wrote the student website's sources to {out}/")
         else:
+            config = None
+            if args.command == "nbgrader":  # a config this command did not write stops it before anything is written
+                config = args.config or editions.nbgrader_config_path(args.output)
+                editions.check_nbgrader_config(config)
             written = _EDITIONS[args.command][0](args.source, args.output)
             print(f"wrote {len(written)} {args.command} notebooks to {args.output}/")
-            if args.command == "nbgrader":
+            if config is not None:
                 import secrets
 
                 seed = args.course_seed if args.course_seed is not None else course_seed(None)
+                if seed is None:  # an earlier export's seed stays: a new one would change the hidden cases
+                    seed = editions.nbgrader_config_seed(config)
                 seed = seed if seed is not None else secrets.randbelow(2**31)
-                config = args.config or editions.nbgrader_config_path(args.output)
                 editions.write_nbgrader_config(config, seed)
                 print(f"wrote {config}: the sealed grading config with the course seed (keep it to yourself); "
                       f'load it from nbgrader_config.py with load_subconfig("{Path(config).name}")')

@@ -384,14 +384,29 @@ def nbgrader_config_path(output_dir: Path) -> Path:
     return output_dir.parent / "posenc_grading.py"
 
 
+def check_nbgrader_config(path: Path) -> Path:
+    """``path`` as a ``Path``; ``FileExistsError`` if a file there was not written by this command."""
+    path = Path(path)
+    if path.exists() and not path.read_text(encoding="utf-8", errors="replace").startswith(NBGRADER_CONFIG_MARK):
+        raise FileExistsError(f"{path} exists and was not written by this command: choose another --config")
+    return path
+
+
+def nbgrader_config_seed(path: Path) -> int | None:
+    """The course seed of an earlier grading config this command wrote at ``path``, or None."""
+    path = check_nbgrader_config(path)
+    if not path.exists():
+        return None
+    found = re.search(r"^c\.SealedChecks\.course_seed = (\d+)$", path.read_text(encoding="utf-8"), re.M)
+    return int(found.group(1)) if found else None
+
+
 def write_nbgrader_config(path: Path, seed: int) -> Path:
     """Write the grading config that makes ``nbgrader autograde`` grade sealed, with the course seed.
 
     Load it from ``nbgrader_config.py`` with ``load_subconfig("posenc_grading.py")``. A file at ``path``
     that this command did not write is never overwritten (``FileExistsError``)."""
-    path = Path(path)
-    if path.exists() and not path.read_text(encoding="utf-8").startswith(NBGRADER_CONFIG_MARK):
-        raise FileExistsError(f"{path} exists and was not written by this command: choose another --config")
+    path = check_nbgrader_config(path)
     text = (
         f"{NBGRADER_CONFIG_MARK}: grade the implementation exercises with posenc's\n"
         "# sealed grader. It holds the course seed: keep it on the grading machine, out of source/ and release/.\n"

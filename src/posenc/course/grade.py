@@ -113,6 +113,12 @@ def judge_notebook(
     from .extract import extract_function
     from .sealed import forbidden_roots, sealed_check
 
+    if isinstance(names, str) or not all(isinstance(n, str) and n in EXERCISES for n in names):
+        raise ValueError(f"names must be a list of exercise names ({', '.join(EXERCISES)}), got {names!r}")
+    if not hasattr(notebook, "get") or not isinstance(notebook.get("cells"), list):
+        raise TypeError(
+            f"notebook must be an nbformat notebook (a dict with a list of cells), got {type(notebook).__name__}"
+        )
     corpus = corpus if corpus is not None else _default_corpus()
     forbidden = forbidden if forbidden is not None else forbidden_roots()
     results = {}

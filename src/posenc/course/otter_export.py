@@ -33,7 +33,7 @@ the autograder zip for Gradescope. In the master notebook:
 The course seed is written only into the assignment config, which Otter keeps out of the student
 notebook (it goes into the autograder zip's ``otter_config.json``): keep the master notebooks and
 the autograder zip to yourself. Without ``--course-seed`` a new seed is drawn and recorded in the
-export's manifest. ``OUT`` must be new,
+export's manifest (an update of an earlier export keeps its seed). ``OUT`` must be new,
 empty, or an earlier export of this command (it carries ``.posenc-otter.json``, the list of
 the files it wrote); nothing else is ever overwritten. The export is written into a folder
 beside ``OUT`` and moved into place, file by file.
@@ -42,6 +42,7 @@ beside ``OUT`` and moved into place, file by file.
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import re
@@ -269,6 +270,10 @@ def write_otter_source(
     (default ``posenc[book]==<this version>``). Returns the master notebooks written.
     """
     seed = course_seed(seed)
+    output_dir = Path(output_dir)
+    if seed is None and (output_dir / MANIFEST).is_file():  # an earlier export's seed stays
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            seed = course_seed(json.loads((output_dir / MANIFEST).read_text(encoding="utf-8"))["course seed"])
     if seed is None:
         seed = secrets.randbelow(2**31)
     posenc = f"posenc[book]=={__version__}" if posenc is None else posenc.strip()

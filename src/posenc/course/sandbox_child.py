@@ -9,12 +9,15 @@ nothing of posenc; it loads :mod:`posenc.course.wire` by its file path. In order
 2. it imports NumPy (and torch, and the modules the student's code imports) and puts a stand-in
    ``posenc`` in ``sys.modules``: the allowed helpers are computed by the grader on request, every
    other name fails when called (it is switched off, as in the student's self-check);
-3. it installs an audit hook (PEP 578), which nothing can remove, that refuses what could reach an
-   answer or the grade: reading posenc's files or the grader's, writing any file, starting or
-   signalling a process, sockets, ``ctypes``, ``gc``'s object lists, making code at run time
-   (``compile``, ``exec``, ``eval``, ``marshal``, new code objects; apart from the student's own
-   code and what ``dataclasses`` and ``namedtuple`` generate) and changing a function's code. Each
-   refusal is also written, one line, to FLAG_FD for the teacher's report;
+3. it restricts itself with Landlock where the kernel has it (:func:`_landlock`: read only Python's and
+   the system's files and its own folder, write nothing, run no program, no TCP, no signals or ptrace
+   outside), then installs an audit hook (PEP 578), which nothing can remove, that refuses what
+   could reach an answer or the grade: reading posenc's files or the grader's (links followed) and
+   other processes' ``/proc`` entries, writing any file, starting or signalling a process or a
+   subinterpreter, sockets, ``ctypes``, ``gc``'s object lists, making code at run time (``compile``,
+   ``exec``, ``eval``, ``marshal``, new code objects: only the student's own code object runs, so
+   dataclasses and named tuples are refused too) and changing a function's code. Each refusal is
+   also written, one line, to FLAG_FD for the teacher's report;
 4. only then does the student's code run: its definitions first, then one call per case the
    grader sends. Each answer goes back as plain data; the grader judges it.
 
@@ -197,7 +200,6 @@ def _make_hook(forbidden, cwd, student_code, flag_fd):
         _code=student_code,
         _fd=flag_fd,
         _write=os.write,
-        _frame=sys._getframe,
         _type=type,
         _str=str,
         _bytes=bytes,

@@ -299,7 +299,13 @@ def sealed_check(
 ) -> Sealed:
     """Grade ``exercise`` for the function a ``notebook`` (an nbformat node) defines, sealed (see the
     module). ``seed`` draws the hidden cases, ``timeout`` is the limit per case in seconds."""
+    if not isinstance(exercise, Exercise):
+        raise TypeError(f"exercise must be a posenc.course.engine.Exercise, got {type(exercise).__name__}")
     if extracted is None:
+        if notebook is None or not hasattr(notebook, "get") or not isinstance(notebook.get("cells"), list):
+            raise TypeError(
+                f"notebook must be an nbformat notebook (or pass extracted=), got {type(notebook).__name__}"
+            )
         extracted = extract_function(notebook, exercise.function_name)
     if not extracted.defined:
         result = CheckResult(exercise.name, "missing", f"{exercise.function_name} is not defined")
