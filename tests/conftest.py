@@ -2,10 +2,13 @@
 and one build of the whole book that the book and browser tests share."""
 
 import fcntl
+import functools
+import http.server
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import matplotlib
@@ -31,10 +34,9 @@ sys.modules.setdefault("rfc3987_syntax", None)
 # `make check` (the contributors' quick loop) runs every test but the slow ones: those that
 # execute chapters, grade a class of notebooks, train the lab's models, build the reference library's
 # models layer by layer, read its whole class table, mutate every checker, or time the kernels.
-# `make test` (CI) runs them all. A test marked here by its file or its name; a new slow test
-# joins by a name below or its own `@pytest.mark.slow`.
+# `make test` (CI) runs them all. A test marked here by its file, its name or a fixture it uses (SLOW_FIXTURES);
+# a new slow test joins by a name below or its own `@pytest.mark.slow`.
 SLOW_FILES = {
-    "test_lab.py",
     "test_explorer_titles.py",
     "test_course_grade.py",
     "test_course_mutants.py",
@@ -59,7 +61,14 @@ SLOW_NAMES = (
     "course_commands_that_need_no_checker_start_without_torch",
     "command_line_answers_a_bad_path_without_a_traceback",
     "two_workers_of_one_run_share_one_build",
+    # the sealed grader starts a fenced Python process per exercise graded (about a second each): the
+    # classes it grades (the `graded` fixtures), every model answer, the plugin routes, the wheel
+    "copied_model_answer_gets_no_points",
+    "every_model_answer_passes_sealed",
+    "installed_package_holds_no_answer_key",
+    "plugin_grades_sealed",
 )
+SLOW_FIXTURES = {"browser", "graded"}
 
 
 # `make test` runs on two workers (pytest-xdist, ``-n 2 --dist loadscope`` with the scopes and the
@@ -81,7 +90,6 @@ BOOK_FILES = {
 }
 BUILDS_FIRST = "test_book.py"
 UNGROUPED_FILES = {
-    "test_student.py",
     "test_config_families.py",
     "test_config_real.py",
     "test_models.py",
@@ -89,11 +97,19 @@ UNGROUPED_FILES = {
 }
 
 
+# The files whose checks read one run of a chapter's student edition (tests/chapter_runs.py): a chapter's
+# tests of all three go to one worker, which runs the chapter once.
+CHAPTER_RUN_FILES = {"test_student.py", "test_glue_in_kernel.py", "test_explorer_titles.py"}
+
+
 def test_scope(nodeid: str) -> str:
-    """The unit of work a test belongs to on the two workers: its file, or itself (the tests of
-    UNGROUPED_FILES). The browser files stay whole: dealt one by one, a worker that switches
-    files relaunches the browser (a module fixture) at each switch, which measured slower."""
+    """The unit of work a test belongs to on the two workers: its file; itself (the tests of
+    UNGROUPED_FILES); or its chapter (a parametrized test of CHAPTER_RUN_FILES, whose parameter is
+    the chapter). The browser files stay whole (the browser and JupyterLab last the whole run on each
+    worker, but a file's module fixtures, such as the site's visits, do not)."""
     file = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+    if file in CHAPTER_RUN_FILES and nodeid.endswith("]"):
+        return "chapter-run[" + nodeid.rsplit("[", 1)[1]
     return nodeid if file in UNGROUPED_FILES else file
 
 
@@ -130,14 +146,61 @@ def pytest_xdist_make_scheduler(config, log):
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        opens_a_browser = "browser" in getattr(item, "fixturenames", ())
-        if item.path.name in SLOW_FILES or any(name in item.name for name in SLOW_NAMES) or opens_a_browser:
+        slow_fixture = SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+        if item.path.name in SLOW_FILES or any(name in item.name for name in SLOW_NAMES) or slow_fixture:
             item.add_marker(pytest.mark.slow)
         if "built_book" in getattr(item, "fixturenames", ()) and item.path.name not in BOOK_FILES:
             raise pytest.UsageError(f"{item.nodeid} reads the built book: add {item.path.name} to BOOK_FILES")
 
 
 BOOK_OUT = ROOT / "_build" / "test-book"
+
+
+@pytest.fixture(scope="session")
+def site(built_book):
+    """The built book served on 127.0.0.1 (one server per worker): ``(base URL, html folder)``."""
+    returncode, _, html = built_book
+    if returncode != 0:
+        pytest.fail("the book did not build; see tests/test_book.py")
+    handler = functools.partial(QuietHandler, directory=str(html))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", html
+    server.shutdown()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium through Playwright, one per worker for the whole run (a launch costs seconds).
+    Without Chromium the browser tests skip with how to install it, except under ``CI=true``, where
+    a missing browser is a failure."""
+    if not CHROMIUM.exists():
+        message = f"no Chromium at {CHROMIUM}: `apt-get install -y chromium` to run the browser tests"
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but " + message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+        )
+        yield browser
+        browser.close()
+
+
+def chapter_notebooks() -> list[Path]:
+    """Every chapter notebook, in the book's order: ``chapters/NN_*.ipynb``. The one place the tests
+    find the chapters (tests/test_book.py checks that _toc.yml lists each of them, in this order)."""
+    return sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
 
 
 def toc_files() -> list[str]:
@@ -149,6 +212,17 @@ def toc_files() -> list[str]:
             files.append(chapter["file"])
             files += [section["file"] for section in chapter.get("sections", [])]
     return files
+
+
+@pytest.fixture(scope="session")
+def student_edition(tmp_path_factory):
+    """The student edition of every chapter (``python -m posenc.course student chapters``), written
+    once per worker; tests/chapter_runs.py runs its chapters."""
+    from posenc.course.editions import write_student_edition
+
+    out = tmp_path_factory.mktemp("student")
+    write_student_edition(ROOT / "chapters", out)
+    return out
 
 
 @pytest.fixture(scope="session")

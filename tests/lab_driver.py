@@ -35,8 +35,9 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def lab_server(workdir: Path):
-    """JupyterLab over a copy of chapters/ in ``workdir``; yields its base URL (token in ``TOKEN``)."""
+def lab_server(workdir: Path, **kernel_env: str):
+    """JupyterLab over a copy of chapters/ in ``workdir``; yields its base URL (token in ``TOKEN``).
+    ``kernel_env``: environment variables for the server and its kernels (``POSENC_LAB_SMOKE="1"``)."""
     chapters = workdir / "chapters"
     shutil.copytree(ROOT / "chapters", chapters, ignore=shutil.ignore_patterns("reviews", "*.md", "ruff.toml"))
     settings = workdir / "settings" / "@jupyterlab"
@@ -53,6 +54,7 @@ def lab_server(workdir: Path):
         JUPYTER_RUNTIME_DIR=str(workdir / "runtime"),
         JUPYTERLAB_SETTINGS_DIR=str(workdir / "settings"),
         JUPYTERLAB_WORKSPACES_DIR=str(workdir / "workspaces"),
+        **kernel_env,
     )
     env.pop("POSENC_STATIC", None)  # a reader's kernel: live ipywidgets, not the website's player
     port = _free_port()

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import nbformat
 
-from posenc.course.data import ACTIVITIES
+from posenc.course.coursework import ACTIVITIES
 from posenc.course.editions import _walk
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,7 +58,7 @@ OWN_ANSWERS = {
 }
 #: The 8 lines of issue 41 that gave full marks in every route when the check ran in the student's kernel.
 FORGERY = """import posenc.course, posenc.course.checker, posenc.exercises
-from posenc.course.results import CheckResult
+from posenc.course.check_result import CheckResult
 def _always(name, function, **kwargs):
     return CheckResult(name, "passed", "all checks agree with posenc")
 posenc.course.checker.check = _always

@@ -1,4 +1,5 @@
-"""The public API contract of DESIGN.md: names, parameter names and defaults, return shapes."""
+"""The public API contract: the names the chapters and readers call, their parameter names and defaults, and
+the shapes and types they return (a change to any of them breaks code written against the book)."""
 
 import inspect
 

@@ -494,14 +494,11 @@ def test_yarn_reads_max_position_embeddings_only_where_a_field_is_missing(scalin
 
 # --- the family rules the issue named, each against the reference library ----------------------------
 
-DATA = __import__("pathlib").Path(__file__).parent / "data" / "configs"
-
 
 def stored(name):
-    import json
+    from stored_configs import text_config
 
-    config = json.loads((DATA / f"{name}.json").read_text())
-    return config.get("text_config", config)
+    return text_config(name)
 
 
 def test_olmo3_legacy_scaling_reaches_the_full_attention_layers_only():

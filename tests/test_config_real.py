@@ -1,4 +1,5 @@
-"""Real configs of released models (tests/data/configs, each with its source in SOURCES.json), read layer by layer.
+"""Real configs of released models (stored_configs: the zoo's in src/posenc/zoo_configs, the others in
+tests/data/configs, each with its source in its folder's SOURCES.json), read layer by layer.
 
 For each stored config: posenc's reading agrees with the reference library's own rotary class built from the
 full config (every layer type's speeds and attention factor) and with the library's tiny model of the same
@@ -7,28 +8,26 @@ layer by layer; ``python -m posenc explain`` reads it without error and reports 
 """
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from family_trace import compare, rotary_reference, shrink
+from stored_configs import CONFIGS, FOLDERS, SOURCES, load
 
 import posenc
 from posenc.explain import explain
 
-DATA = Path(__file__).parent / "data" / "configs"
-SOURCES = json.loads((DATA / "SOURCES.json").read_text())
-CONFIGS = sorted(SOURCES)
 #: Stored configs of families the reference library does not have (remote code): read generically, with a note.
 REMOTE_CODE = {"internlm2_5-7b"}
 
 
-def load(name):
-    return json.loads((DATA / f"{name}.json").read_text())
-
-
 def test_every_stored_config_names_its_source():
-    assert set(CONFIGS) == {p.stem for p in DATA.glob("*.json")} - {"SOURCES"}
+    names = [p.stem for folder in FOLDERS for p in folder.glob("*.json") if p.stem != "SOURCES"]
+    assert len(names) == len(set(names)), "a config stored in both folders"
+    assert set(CONFIGS) == set(names)
+    zoo, tests = (set(json.loads((folder / "SOURCES.json").read_text())) for folder in FOLDERS)
+    assert zoo == {p.stem for p in FOLDERS[0].glob("*.json")} - {"SOURCES"} and not zoo & tests
+    assert zoo <= set(posenc.MODELS), "a config in the package that no zoo entry reads"
     for name, source in SOURCES.items():
         assert set(source) == {"model", "repository", "path", "commit", "where"}, name
         assert len(source["commit"]) == 40 and source["repository"].count("/") == 1

@@ -7,13 +7,15 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from posenc.course.data import ACTIVITIES, POINTS, Activity, activities_for_chapter, suggested_assignments
+from posenc.course.activities import POINTS, Activity
+from posenc.course.coursework import ACTIVITIES, EXERCISES, activities_for_chapter, suggested_assignments
+from posenc.course.coursework import CHAPTERS as MODULES
 from posenc.course.engine import Exercise
-from posenc.course.exercises import CHAPTERS as MODULES
-from posenc.course.exercises import EXERCISES
+
+from conftest import chapter_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
-CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+CHAPTERS = chapter_notebooks()
 COURSEWORK = ROOT / "chapters" / "coursework.md"
 
 EXERCISE = re.compile(r"```\{exercise\}\s*(?P<title>[^\n]*)\n(?P<options>(?::[^\n]*\n)*)")
@@ -67,7 +69,7 @@ TABLE = guide_table()
 def test_every_exercise_of_the_chapters_is_an_activity_and_vice_versa():
     labels = [e["label"] for e in BOOK]
     assert len(labels) == len(set(labels)), "a label used twice"
-    assert set(labels) - set(ACTIVITIES) == set(), "exercises missing from posenc.course.data"
+    assert set(labels) - set(ACTIVITIES) == set(), "exercises missing from posenc.course.coursework.ACTIVITIES"
     assert set(ACTIVITIES) - set(labels) == set(), "activities with no exercise in the chapters"
     assert labels == list(ACTIVITIES), "ACTIVITIES is not in the book's order"
     for exercise in BOOK:
@@ -115,9 +117,9 @@ def test_the_one_week_module_takes_about_four_hours():
 def test_each_chapter_module_lists_every_exercise_it_defines():
     for chapter, module in MODULES.items():
         defined = {id(v) for v in vars(module).values() if isinstance(v, Exercise) and v.label[5:7] == chapter}
-        listed = {id(a.exercise) for a in module.ACTIVITIES if a.exercise is not None}
-        assert defined == listed, f"ch{chapter}: an Exercise that is not in ACTIVITIES (or the reverse)"
-        assert all(a.chapter == chapter for a in module.ACTIVITIES)
+        listed = {id(a.exercise) for a in module.CHAPTER_ACTIVITIES if a.exercise is not None}
+        assert defined == listed, f"ch{chapter}: an Exercise that is not in CHAPTER_ACTIVITIES (or the reverse)"
+        assert all(a.chapter == chapter for a in module.CHAPTER_ACTIVITIES)
     assert list(EXERCISES) == [a.check for a in ACTIVITIES.values() if a.check]
 
 
@@ -155,7 +157,7 @@ def test_the_gpt_oss_rubric_gives_the_reference_librarys_numbers():
         speeds[truncate] = ROPE_INIT_FUNCTIONS["yarn"](config, "cpu")[0].double().numpy()
     shipped = np.abs(speeds[True] / speeds[False] - 1).max()
     rounded = np.abs(speeds[False] / speeds[True] - 1).max()
-    (activity,) = [a for a in MODULES["14"].ACTIVITIES if a.label == "ex-ch14-gpt-oss"]
+    (activity,) = [a for a in MODULES["14"].CHAPTER_ACTIVITIES if a.label == "ex-ch14-gpt-oss"]
     text = " ".join(activity.rubric)
     assert f"about {100 * shipped:.0f}% of the speeds gpt-oss ships" in text
     assert f"about {100 * rounded:.0f}% measured against the rounded" in text

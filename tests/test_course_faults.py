@@ -129,7 +129,7 @@ def test_the_half_precision_hint_only_for_the_scatter_of_rounding():
 def test_the_sealed_graders_entry_points_name_a_bad_argument():
     import nbformat
 
-    from posenc.course.exercises import EXERCISES
+    from posenc.course.coursework import EXERCISES
     from posenc.course.grade import judge_notebook
     from posenc.course.sealed import sealed_check
 

@@ -26,7 +26,7 @@ import torch
 import yaml
 
 from posenc.course.__main__ import main
-from posenc.course.data import ACTIVITIES
+from posenc.course.coursework import ACTIVITIES
 from posenc.course.editions import _walk
 from posenc.course.otter_export import MANIFEST, otter_notebook, write_otter_source
 

@@ -230,7 +230,7 @@ SIBLINGS = {
         """,
     "scaled_embedding": """
         def f(token_embeddings, position_table):
-            import posenc.course.exercises.ch06 as chapter
+            import posenc.course.coursework.ch06 as chapter
             return chapter.scaled_embedding(token_embeddings, position_table)
         """,
     "paper_interpolate": """
@@ -265,11 +265,11 @@ def test_the_helpers_a_task_allows_still_work():
             return speeds
         """)
     assert check("config_inv_freq", config, seed=3).passed
-    assert "`posenc.rope_inv_freq`" in exercises.EXERCISES["config_inv_freq"].checked_with
+    assert "`posenc.rope_inv_freq`" in exercises.TASK_STATEMENTS["config_inv_freq"].checked_with
 
 
 def test_the_students_view_of_an_exercise_has_no_answer_key():
-    view = exercises.EXERCISES["sinusoidal"]
+    view = exercises.TASK_STATEMENTS["sinusoidal"]
     for hidden in ("reference", "mistakes", "hidden", "detectors", "plan"):
         assert not hasattr(view, hidden)
     assert view.function_name == "my_sinusoidal" and view.cases[0] == {"n_positions": 4, "d_model": 4}

@@ -9,9 +9,11 @@ import pytest
 
 from posenc.book import require_data_files
 
+from conftest import chapter_notebooks
+
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
-NOTEBOOKS = sorted(CHAPTERS.glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = chapter_notebooks()
 
 
 def files_read(source: str) -> set[str]:

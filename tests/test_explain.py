@@ -11,6 +11,7 @@ import pytest
 import posenc
 from posenc.__main__ import main
 from posenc.explain import explain, format_text
+from posenc.scaling import SCALING_METHODS, scaling_method
 
 ROPE = sorted(name for name, entry in posenc.MODELS.items() if entry.scheme == "rope")
 
@@ -173,3 +174,93 @@ def test_a_folder_is_read_through_its_config_json(tmp_path, capsys):
     write(tmp_path, posenc.MODELS["Qwen3-0.6B"].config)
     assert main(["explain", str(tmp_path)]) == 0
     assert main(["explain", str(tmp_path / "missing")]) == 1
+
+
+# --- a scaling method is one declaration, for explain too ------------------------------------------------
+
+
+@pytest.fixture
+def toy_method():
+    """A method registered for one test: explain knows it only from its declaration. Removed afterwards."""
+    before = set(SCALING_METHODS)
+
+    @scaling_method(
+        "toy_turns", factor="derived", title="toy turn-count scaling", bands=True, shown=("fast_turns",), note="a toy"
+    )
+    def toy_turns_scaling(head_dim, base, factor, original_max_position_embeddings, *, fast_turns: float = 8.0):
+        """Keep pairs that turn more than ``fast_turns`` times within L, divide by s those under one turn,
+        the geometric mean ``theta / sqrt(s)`` between."""
+        theta = posenc.rope_inv_freq(head_dim, base)
+        turns = original_max_position_embeddings * theta / (2 * math.pi)
+        return np.where(turns > fast_turns, theta, np.where(turns < 1, theta / factor, theta / factor**0.5)), 1.0
+
+    @scaling_method("toy_growing", length="max", factor="optional")
+    def toy_growing_scaling(head_dim, base, factor, original_max_position_embeddings, *, seq_len: int):
+        """Every speed divided by ``max(1, seq_len / L)``."""
+        return posenc.rope_inv_freq(head_dim, base) / max(1.0, seq_len / original_max_position_embeddings), 1.0
+
+    yield
+    for name in set(SCALING_METHODS) - before:
+        del SCALING_METHODS[name]
+
+
+def test_explain_says_what_a_new_method_declares_title_factor_and_bands(toy_method, tmp_path, capsys):
+    config = {
+        **BASE,
+        "head_dim": 16,
+        "max_position_embeddings": 4096,
+        "rope_parameters": {
+            "rope_type": "toy_turns",
+            "rope_theta": 10000.0,
+            "factor": 4.0,
+            "original_max_position_embeddings": 1024,
+        },
+    }
+    assert main(["explain", str(write(tmp_path, config))]) == 0
+    text = capsys.readouterr().out
+    # title, s, L, the parameter it shows with its default, its note
+    assert "RoPE on all 16 dims, base 10000, toy turn-count scaling s = 4 from L = 1024 (fast_turns 8; a toy)" in text
+    # by hand: wavelength of pair i is 2 pi 10000 ** (i / 8) = 2 pi 10 ** (i / 2): 6.3, 19.9, 62.8, 199, 628,
+    # 1987, ...; turns within L = 1024: 163, 51.5, 16.3, 5.15, 1.63, 0.515, ...: more than 8 for pairs 0-2,
+    # fewer than 1 from pair 5
+    turns = 1024 / (2 * math.pi * 10 ** (np.arange(8) / 2))
+    assert np.flatnonzero(turns > 8).tolist() == [0, 1, 2] and np.flatnonzero(turns < 1).tolist() == [5, 6, 7]
+    assert "pairs: keep 3 (pairs 0-2); blend 2 (pairs 3-4); interpolate 3 (pairs 5-7)" in text
+    (rotation,) = explain(config).rotations.values()
+    assert {k: v.tolist() for k, v in rotation.bands.items()} == {
+        "keep": [0, 1, 2],
+        "blend": [3, 4],
+        "interpolate": [5, 6, 7],
+    }
+    assert "Warnings" not in text  # s * L = 4 * 1024 = max_position_embeddings
+    # declared factor="derived": a factor that is not max_position_embeddings / L is a trap, as for YaRN
+    warnings = explain({**config, "max_position_embeddings": 8192}).warnings
+    assert warnings == [
+        "toy_turns: factor s = 4 but max_position_embeddings / L = 8192 / 1024 = 8: the speeds are set for 4096 tokens"
+    ]
+
+
+def test_a_method_whose_speeds_follow_the_length_gets_the_note_and_the_cache_warning(toy_method):
+    config = {**BASE, "max_position_embeddings": 512, "rope_scaling": {"rope_type": "toy_growing"}}
+    e = explain(config, seq_len=1024)
+    assert "base 10000, toy_growing from L = 512 (speeds change with the length)" in e.groups[0].description
+    (rotation,) = e.rotations.values()
+    np.testing.assert_allclose(2 * math.pi / rotation.wavelengths, posenc.rope_inv_freq(64) / 2, rtol=1e-12)
+    assert rotation.bands == {}  # it declares no bands
+    assert e.warnings == ["toy_growing: " + SCALING_METHODS["toy_growing"].spec.cache_warning]
+
+
+def test_an_alias_is_read_as_its_method():
+    config = {
+        **BASE,
+        "max_position_embeddings": 8192,
+        "rope_scaling": {
+            "type": "su",
+            "short_factor": [1.0] * 32,
+            "long_factor": [2.0] * 32,
+            "original_max_position_embeddings": 4096,
+        },
+    }
+    e = explain(config)
+    assert "LongRoPE s = 2 from L = 4096 (short factors up to L, long factors past it)" in e.groups[0].description
+    assert any(w.startswith("su: the short factors apply up to L = 4096 tokens") for w in e.warnings), e.warnings

@@ -2,36 +2,42 @@
 ``outputs_hidden``) kept in step with the cells' tags and the solutions (posenc.course.folding).
 
 Fast: reads the notebooks, executes nothing. When a chapter is out of step, run
-``python -m posenc.course fold chapters``.
+``python -m posenc.course fold chapters``: the test and the command ask one function
+(``out_of_step``), so the command fixes whatever the test finds.
 """
 
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
 
 from posenc.course.editions import nbgrader_notebook, student_notebook
-from posenc.course.folding import expected_folds, fold_notebook, folds_of, mismatches
+from posenc.course.folding import (
+    expected_folds,
+    fold_files,
+    fold_notebook,
+    folds_of,
+    layout_difference,
+    mismatches,
+    notebook_text,
+    out_of_step,
+)
 
-ROOT = Path(__file__).resolve().parents[1]
-CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
-FIX = "run `python -m posenc.course fold chapters` to set them"
+from conftest import chapter_notebooks
+
+CHAPTERS = chapter_notebooks()
+FIX = "run `python -m posenc.course fold chapters`"
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.name for p in CHAPTERS])
-def test_every_hidden_cell_opens_folded_and_no_other(path):
-    found = mismatches(nbformat.read(path, as_version=4))
-    message = f"{path.name}: fold metadata out of step with the tags and solutions ({FIX}):\n"
+def test_every_chapter_is_as_the_fold_command_writes_it(path):
+    """Every hidden cell opens folded and no other, in nbformat's JSON layout: what the fold command
+    checks (``out_of_step``), so that the command never says "already in step" while this fails."""
+    found = out_of_step(path)
+    message = f"{path.name}: out of step with the tags, the solutions or the JSON layout ({FIX}):\n"
     assert not found, message + "\n".join(found)
-
-
-@pytest.mark.parametrize("path", CHAPTERS, ids=[p.name for p in CHAPTERS])
-def test_the_chapters_are_written_as_the_fold_command_writes_them(path):
-    text = path.read_text(encoding="utf-8")
-    assert fold_notebook(text) == text, f"{path.name}: {FIX}"
 
 
 def make_notebook():
@@ -96,10 +102,63 @@ def test_folding_changes_only_the_fold_keys_and_keeps_other_jupyter_metadata():
     nbformat.validate(nbformat.reads(after, as_version=4))
 
 
-def test_folding_refuses_a_file_it_would_reformat():
-    text = json.dumps(json.loads(nbformat.writes(make_notebook())), indent=2)
-    with pytest.raises(ValueError, match="layout"):
-        fold_notebook(text)
+def other_layouts(notebook) -> dict[str, str]:
+    """``notebook`` as other tools write it: each differs from nbformat.write in its layout alone."""
+    data = json.loads(nbformat.writes(notebook))
+    return {
+        "nbformat.writes, no final newline": nbformat.writes(notebook),
+        "two-space indent": json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+        "\\u escapes": json.dumps(data, indent=1, sort_keys=True) + "\n",
+        "unsorted keys": json.dumps(dict(reversed(data.items())), indent=1, ensure_ascii=False) + "\n",
+        "sources as strings": json.dumps(
+            {**data, "cells": [{**c, "source": "".join(c["source"])} for c in data["cells"]]},
+            indent=1,
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        + "\n",
+    }
+
+
+def test_the_chapters_layout_is_what_nbformat_write_writes(tmp_path):
+    notebook = nbformat.reads(fold_notebook(nbformat.writes(make_notebook())), as_version=4)
+    notebook.cells[0].source = "# Title: θ, ≈ and — kept as themselves"
+    path = tmp_path / "written.ipynb"
+    nbformat.write(notebook, path)
+    text = path.read_text(encoding="utf-8")
+    assert notebook_text(json.loads(text)) == text and layout_difference(text) is None
+    assert out_of_step(path) == []
+    # line ends are the platform's (nbformat.write writes text; git may turn them either way)
+    path.write_bytes(text.replace("\n", "\r\n").encode("utf-8"))
+    assert out_of_step(path) == []
+
+
+@pytest.mark.parametrize("layout", list(other_layouts(make_notebook())))
+def test_a_chapter_in_another_layout_is_out_of_step_and_the_command_rewrites_it(tmp_path, layout):
+    """The disagreement of issue 42: a chapter written by a script or another editor had every fold
+    in step, so the command said "already in step", while the test compared the file with what the
+    command writes and failed. Now both ask ``out_of_step``: it finds the layout, the command
+    rewrites it, and the content is unchanged."""
+    notebook = nbformat.reads(fold_notebook(nbformat.writes(make_notebook())), as_version=4)
+    notebook.cells[0].source = "# Title: θ ≈ 1"
+    text = other_layouts(notebook)[layout]
+    path = tmp_path / "chapter.ipynb"
+    path.write_bytes(text.encode("utf-8"))
+    assert mismatches(nbformat.reads(text, as_version=4)) == []  # every fold in step
+    found = out_of_step(path)
+    assert len(found) == 1 and found[0].startswith("JSON layout: "), found
+    assert fold_files(tmp_path, check=True) == {path: found}
+    assert path.read_text(encoding="utf-8") == text  # --check wrote nothing
+    assert fold_files(tmp_path) == {path: found}
+    written = path.read_text(encoding="utf-8")
+    assert written == notebook_text(json.loads(text)) == fold_notebook(text)
+    assert out_of_step(path) == [] and fold_files(tmp_path, check=True) == {}
+    assert nbformat.reads(written, as_version=4) == nbformat.reads(text, as_version=4)
+
+
+def test_a_notebook_that_is_not_version_4_is_refused():
+    with pytest.raises(ValueError, match="version-4"):
+        notebook_text({"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": []})
 
 
 def test_the_student_and_nbgrader_stubs_open_unfolded_and_hidden_code_stays_folded():

@@ -3,12 +3,13 @@
 import json
 import re
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from posenc.book.glue import glue, glued, glued_text
+
+from conftest import chapter_notebooks
 
 
 def test_glue_returns_the_value_it_stores():
@@ -40,7 +41,7 @@ def test_numpy_scalars_are_glued_as_python_numbers(monkeypatch):
 
 # --- glued(): the prose's {eval} roles, in JupyterLab as on the website --------------------------
 
-CHAPTERS = sorted((Path(__file__).resolve().parents[1] / "chapters").glob("*.ipynb"))
+CHAPTERS = chapter_notebooks()
 EVAL_ROLE = re.compile(r"\{eval\}`([^`]*)`")
 
 

@@ -17,9 +17,11 @@ import nbformat
 import pytest
 
 import posenc
+from posenc.course.coursework import EXERCISES
 from posenc.course.editions import write_student_edition
-from posenc.course.exercises import EXERCISES
 from posenc.course.grade import grade_class
+
+from conftest import chapter_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = ROOT / "chapters" / "03_binary_analogy.ipynb"
@@ -72,7 +74,7 @@ def my_binary(n_positions, n_bits):
 ATTACKS = {
     "patched_checker": (None, """
 import posenc.course, posenc.course.checker, posenc.exercises
-from posenc.course.results import CheckResult
+from posenc.course.check_result import CheckResult
 def _always(name, function, **kwargs):
     return CheckResult(name, "passed", "all checks agree with posenc")
 posenc.course.checker.check = _always
@@ -80,12 +82,12 @@ posenc.course.check = _always
 posenc.exercises.check = _always
 """),
     "exec_shipped_answer_at_top": (None, """
-from posenc.course.exercises import EXERCISES
+from posenc.course.coursework import EXERCISES
 exec(EXERCISES["binary"].answers[0])
 """),
     "exec_shipped_answer_inside": ("""
 def my_binary(n_positions, n_bits):
-    from posenc.course.exercises import EXERCISES
+    from posenc.course.coursework import EXERCISES
     namespace = {"np": np}
     exec(EXERCISES["binary"].answers[0], namespace)
     return namespace["my_binary"](n_positions, n_bits)
@@ -610,7 +612,7 @@ def test_the_student_website_quotes_no_solution_and_asks_no_keyed_question(tmp_p
 
 
 def test_the_answer_forms_switch_off(monkeypatch):
-    import posenc.book.answers as answers
+    import posenc.book.answer_forms as answer_forms
 
     class Config:
         posenc_answer_forms = False
@@ -619,8 +621,8 @@ def test_the_answer_forms_switch_off(monkeypatch):
         config = Config()
 
     called = []
-    monkeypatch.setattr(answers, "answer_keys", lambda: called.append(1) or {})
-    answers.insert_answer_forms(App(), None, "chapters/08_rope")
+    monkeypatch.setattr(answer_forms, "answer_keys", lambda: called.append(1) or {})
+    answer_forms.insert_answer_forms(App(), None, "chapters/08_rope")
     assert called == []
 
 
@@ -633,7 +635,7 @@ def _key_texts() -> tuple[list[str], set[str]]:
 
     key = load_key()
     sources = [s for answers in key.answers.values() for s in answers]
-    for path in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb")):
+    for path in chapter_notebooks():
         for role, cell, _ in _walk(nbformat.read(path, as_version=4)):
             if role == "solution-code":
                 sources.append(cell.source)

@@ -17,6 +17,8 @@ from posenc import lab
 from posenc.lab import claims
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Marked slow (make test, not make check): tests that train, run the lab's CLI, read the corpus or check many claims.
 TINY = {"d_model": 32, "n_layers": 1, "n_heads": 2, "eval_batches": 1, "eval_batch_size": 8, "batch_size": 16}
 
 
@@ -48,6 +50,7 @@ def test_passkey_hides_one_marked_key_and_asks_for_it_last():
         lab.passkey_batch(0, 10, keys, torch.Generator())
 
 
+@pytest.mark.slow
 def test_docstring_corpus_is_deterministic_and_splits_by_module():
     pairs = lab.stdlib_docstrings()
     assert len(pairs) > 1000 and pairs == lab.stdlib_docstrings()
@@ -73,6 +76,7 @@ def test_every_scheme_is_causal_and_shaped(scheme):
     assert not torch.allclose(model(changed)[:, 12:], logits[:, 12:])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scheme", lab.SCHEMES)
 def test_a_few_steps_of_training_lower_the_loss(scheme):
     config = lab.RunConfig(task="lookup", scheme=scheme, steps=40, **TINY)
@@ -104,6 +108,7 @@ def test_rope_scaling_can_be_switched_after_training():
         lab.extension_settings("longrope", 4, config)
 
 
+@pytest.mark.slow
 def test_checkpoint_round_trip(tmp_path):
     config = lab.RunConfig(task="lookup", scheme="alibi", steps=5, **TINY)
     model = lab.build_model(config)
@@ -116,6 +121,7 @@ def test_checkpoint_round_trip(tmp_path):
     assert path.stat().st_size < 60_000
 
 
+@pytest.mark.slow
 def test_run_record_has_every_evaluation():
     config = lab.RunConfig(task="lookup", scheme="rope", steps=3, finetune_steps=2, **TINY)
     record = lab.run(config)
@@ -135,6 +141,7 @@ def test_run_record_has_every_evaluation():
     json.dumps(lab.strip_model(record))  # serialisable
 
 
+@pytest.mark.slow
 def test_passkey_run_reports_accuracy_by_depth_to_8L():
     config = lab.RunConfig.for_task("passkey", scheme="nope", steps=3, **TINY)
     record = lab.run(config)
@@ -152,6 +159,7 @@ def test_passkey_run_reports_accuracy_by_depth_to_8L():
         lab.per_position(record["model"], config, 32)
 
 
+@pytest.mark.slow
 def test_longrope_search_never_does_worse_than_its_starting_points():
     config = lab.RunConfig(task="lookup", scheme="rope", steps=30, **TINY)
     model = lab.build_model(config)
@@ -182,6 +190,7 @@ def test_hybrid_and_partial_schemes_rotate_what_they_say():
     np.testing.assert_array_equal(p_rope.rotary.inv_freq.numpy(), posenc.p_rope_inv_freq(16, 10000.0, 0.5))
 
 
+@pytest.mark.slow
 def test_text_run_reports_bits_per_character():
     config = lab.RunConfig.for_task("text", scheme="sinusoidal", steps=3, **TINY)
     record = lab.run(config)
@@ -189,6 +198,7 @@ def test_text_run_reports_bits_per_character():
     assert record["evaluations"][0]["metric"] == "bits_per_char" and all(0 < v < 10 for v in values)
 
 
+@pytest.mark.slow
 def test_command_line_writes_a_results_file_that_summarises(tmp_path):
     out = tmp_path / "results.json"
     command = [
@@ -225,6 +235,7 @@ def test_command_line_writes_a_results_file_that_summarises(tmp_path):
     assert "alibi" in summary.stdout
 
 
+@pytest.mark.slow
 def test_bad_input_gets_clear_errors():
     with pytest.raises(ValueError, match="scheme must be one of"):
         lab.RunConfig(scheme="relative")
@@ -244,6 +255,7 @@ def test_bad_input_gets_clear_errors():
     assert result.returncode != 0 and "invalid choice: 'none'" in result.stderr
 
 
+@pytest.mark.slow
 def test_per_position_metric_agrees_with_the_aggregate():
     config = lab.RunConfig(task="lookup", scheme="alibi", steps=30, **TINY)
     model = lab.build_model(config)
@@ -255,6 +267,7 @@ def test_per_position_metric_agrees_with_the_aggregate():
     assert np.mean(curve[32:]) == pytest.approx(summary["beyond"])
 
 
+@pytest.mark.slow
 def test_extensions_are_configured_once_for_the_target_length():
     config = lab.RunConfig(task="lookup", scheme="rope", steps=2, finetune_steps=0, **TINY)
     record = lab.run(config)
@@ -280,6 +293,7 @@ def _rerun_on_the_cpu(saved: dict) -> list[tuple[dict, dict]]:
     return pairs
 
 
+@pytest.mark.slow
 def test_one_committed_configuration_reproduces():
     """Rerun lookup/sinusoidal/seed 0 exactly as the lookup results file's command did, on the CPU."""
     committed = lab.load_results(ROOT / "chapters" / "data" / "lab" / "lookup.json")
@@ -366,6 +380,7 @@ def test_seeds_agreeing_refuses_missing_data_and_bad_input():
         lab.seeds_phrase(1, 3.0)
 
 
+@pytest.mark.slow
 def test_a_sweep_resumes_where_it_stopped(tmp_path):
     """A killed sweep keeps the runs it finished; a rerun skips them and runs only the rest."""
     out = tmp_path / "sweep.json"
@@ -480,6 +495,7 @@ def test_committed_text_and_passkey_results_follow_the_current_protocol():
         assert data["commands"][-1]["command"].startswith("python -m posenc.lab merge")
 
 
+@pytest.mark.slow
 def test_every_text_and_passkey_claim_is_checked_on_the_held_out_seeds_of_the_committed_files():
     """Issue 27: the passkey and text claims, written from seeds 0-9, on seeds 10 and 11 alone.
 
@@ -505,6 +521,7 @@ def test_every_text_and_passkey_claim_is_checked_on_the_held_out_seeds_of_the_co
     assert failed == {"hybrid-vs-rope-passkey-2x"}
 
 
+@pytest.mark.slow
 def test_a_text_configuration_trained_on_the_gpu_reproduces_on_the_cpu():
     """text/nope/seed 0 of the committed file (trained with CUDA) rerun here on the CPU: the same
     losses within 0.02 bits per character (the claims' margin)."""
@@ -532,6 +549,7 @@ def test_t_quantiles_match_the_printed_tables_and_the_interval_its_formula():
         lab.mean_interval([1.0, float("nan")])
 
 
+@pytest.mark.slow
 def test_devices_are_checked_before_any_training():
     from posenc.lab.train import resolve_device
 
@@ -557,6 +575,7 @@ def _lab(*args, cwd=ROOT):
     )
 
 
+@pytest.mark.slow
 def test_a_short_run_into_a_copy_of_the_full_results_file_loses_nothing(tmp_path):
     """Issue 27: one short run into a copy of the committed file keeps every earlier run."""
     out = tmp_path / "results.json"
@@ -650,6 +669,7 @@ def test_the_command_line_defaults_are_the_experiments():
     assert (config.finetune_steps, config.extensions, config.steps, config.seed) == (0, ("none",), 7, 3)
 
 
+@pytest.mark.slow
 def test_provenance_hashes_the_code_a_run_executes_and_the_corpus():
     version = lab.code_version()
     assert len(version["source_hash"]) == 16 and int(version["source_hash"], 16) >= 0
@@ -680,6 +700,7 @@ def test_ntk_at_dynamic_has_dynamic_ntks_speeds_at_the_target_length():
         np.testing.assert_allclose(model.rotary.inv_freq.double().numpy(), dynamic, rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_every_fine_tune_sees_the_same_batches_at_a_fresh_reduced_learning_rate(monkeypatch):
     train_module = importlib.import_module("posenc.lab.train")  # the module (lab.train is the function)
     seen = {}
@@ -879,6 +900,7 @@ def test_words_as_measured_give_a_loss_difference_the_loss_sign():
     assert claims.words(result, "lookup", as_measured=True) == claims.words(result, "lookup")
 
 
+@pytest.mark.slow
 def test_merge_joins_parts_of_a_sweep_and_refuses_other_experiments(tmp_path):
     first, second, out = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "all.json"
     common = ["--tasks", "lookup", "--schemes", "alibi", "--steps", "2", "--quiet"]

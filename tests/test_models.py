@@ -1,13 +1,12 @@
 """posenc.MODELS: every entry sourced, every RoPE entry read by from_config as the reference library runs it."""
 
 import copy
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 from family_trace import compare, rotary_reference, shrink
+from stored_configs import FOLDERS, SOURCES
 
 import posenc
 from posenc.models import SCHEMES
@@ -41,9 +40,8 @@ FAMILIES = [
     "Qwen3-VL",
     "Ministral-3",
 ]
-DATA = Path(__file__).parent / "data" / "configs"
-#: Zoo entries copied from a config stored in tests/data/configs (the same source).
-STORED = ["gemma-4-31B-it", "gemma-3-4b-it", "Qwen3-Next-80B-A3B", "Qwen3.5-9B", "Qwen3-VL-4B", "Ministral-3-3B-2512"]
+#: Zoo entries that read their fields from a config stored in the package (src/posenc/zoo_configs).
+STORED = sorted(p.stem for p in FOLDERS[0].glob("*.json") if p.stem != "SOURCES")
 #: Families the reference library does not have (remote code): compared by hand below instead.
 REMOTE_CODE = {"qwen"}
 
@@ -64,11 +62,13 @@ def test_every_value_names_its_source(name):
 
 
 @pytest.mark.parametrize("name", STORED)
-def test_values_are_the_stored_configs(name):
-    stored = json.loads((DATA / f"{name}.json").read_text())
-    stored = stored.get("text_config", stored)
-    for key, value in posenc.MODELS[name].config.items():
-        assert json.loads(json.dumps(value)) == stored[key], key
+def test_a_stored_config_is_the_source_of_every_field_read_from_it(name):
+    origin, entry = SOURCES[name], posenc.MODELS[name]
+    assert entry.config  # the fields are the stored file's own (posenc.models reads them from it)
+    for key in entry.config:
+        source = entry.sources[key]
+        assert origin["repository"] in source and origin["path"] in source and origin["commit"][:12] in source, key
+        assert f"zoo_configs/{name}.json" in source, key
 
 
 @pytest.mark.parametrize("name", ROPE)

@@ -23,11 +23,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_site import QuietHandler, browser  # noqa: F401  (fixture)
 
 from posenc.book import Explorer, choice, slider
 from posenc.book.browser_formulas import BROWSER_FORMULAS
 from posenc.book.player import PLAYER_FILES, STATIC, player_code
+
+from conftest import QuietHandler
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE = shutil.which("node")
@@ -181,7 +182,7 @@ CANVAS_HASH = """id => { const c = document.getElementById(id).querySelector('ca
   return h >>> 0; }"""
 
 
-def check_explorers_work(browser, url):  # noqa: F811
+def check_explorers_work(browser, url):
     """Open ``url`` (other hosts refused); every explorer on it draws and follows its two controls."""
     page = browser.new_page()
     errors, requests = [], []
@@ -214,7 +215,7 @@ def check_explorers_work(browser, url):  # noqa: F811
         page.close()
 
 
-def test_an_explorer_works_alone_as_in_a_notebook_output(browser, tmp_path):  # noqa: F811
+def test_an_explorer_works_alone_as_in_a_notebook_output(browser, tmp_path):
     page = "<!doctype html><html lang='en'><title>t</title><body>" + "".join(explorers()) + "</body></html>"
     (tmp_path / "notebook-output.html").write_text(page)
     with served(tmp_path) as base:
@@ -222,7 +223,7 @@ def test_an_explorer_works_alone_as_in_a_notebook_output(browser, tmp_path):  # 
     assert not any("posenc-player" in u or "posenc-formulas" in u for u in requests)  # all inline
 
 
-def test_explorers_work_on_the_site_with_the_linked_files(browser, small_site):  # noqa: F811
+def test_explorers_work_on_the_site_with_the_linked_files(browser, small_site):
     with served(small_site) as base:
         requests = check_explorers_work(browser, f"{base}/explorers.html")
     loaded = [name for name in PLAYER_FILES for u in requests if f"/_static/{name}" in u]

@@ -10,9 +10,9 @@ from collections import defaultdict
 import nbformat
 import pytest
 
-from conftest import ROOT, toc_files
+from conftest import ROOT, chapter_notebooks, toc_files
 
-NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
+NOTEBOOKS = chapter_notebooks()
 BIBLIOGRAPHY = ROOT / "chapters" / "bibliography.md"
 
 # "- Surname, Surname, ... (2021). *Title*. ..." : one entry of a Sources list or the bibliography

@@ -222,19 +222,97 @@ def test_scaling_never_speeds_up_a_pair_and_never_slows_it_more_than_the_factor(
     assert af >= 1.0
 
 
-def test_registry_holds_the_contract_methods_and_returns_float64():
-    assert set(SCALING_METHODS) == {
-        "default",
-        "linear",
-        "ntk",
-        "dynamic",
-        "yarn",
-        "llama3",
-        "longrope",
-        "proportional",
-    }
-    inv, af = posenc.scaled_inv_freq("yarn", 64, factor=4.0)
+def _call_with_defaults(method, head_dim=64, factor=4.0):
+    spec = SCALING_METHODS[method].spec
+    params = {"seq_len": 4096} if spec.seq_len_required else {}
+    return posenc.scaled_inv_freq(method, head_dim, 10000.0, factor, 2048, **params)
+
+
+@pytest.mark.parametrize("method", list(SCALING_METHODS))
+def test_every_registered_method_is_documented_declared_and_returns_float64(method):
+    """What holds for each method in the registry, however many there are (no list of names to keep up)."""
+    import pathlib
+
+    from posenc.scaling import scaling_spec
+
+    function = SCALING_METHODS[method]
+    spec = function.spec
+    assert spec.name == method and spec.title and function.__doc__ and function.__doc__.strip()
+    api = (pathlib.Path(__file__).resolve().parents[1] / "api.md").read_text()
+    assert f".. autofunction:: posenc.scaling.{function.__name__}\n" in api, f"api.md does not document {method}"
+    for name in spec.config_names:  # a config's rope_type finds it by its name and by each alias
+        assert scaling_spec(name) is spec
+    inv, af = _call_with_defaults(method)
     assert inv.dtype == np.float64 and inv.shape == (32,) and isinstance(af, float)
+
+
+def test_every_config_name_belongs_to_one_method():
+    names = [name for function in SCALING_METHODS.values() for name in function.spec.config_names]
+    assert len(names) == len(set(names))
+    with pytest.raises(ValueError, match=r"rope_scaling\['rope_type'\] must be one of \[.*'su'.*\], got 'nope'"):
+        from posenc.scaling import scaling_spec
+
+        scaling_spec("nope", "rope_scaling['rope_type']")
+
+
+# --- bands: which pairs a method keeps, blends or interpolates ---------------------------------------
+
+
+def test_llama3_bands_of_a_small_head_by_hand():
+    # d = 8, b = 100: theta_i = 100 ** (-i/4) = 1, 0.316, 0.1, 0.0316; wavelengths 2 pi / theta =
+    # 6.28, 19.9, 62.8, 199. With L = 64, high_freq_factor 4, low_freq_factor 1: kept below
+    # 64 / 4 = 16 (pair 0), divided by s above 64 / 1 (pair 3), blended between (pairs 1 and 2)
+    bands = posenc.scaling.scaling_bands("llama3", 8, 100.0, 8.0, 64, low_freq_factor=1.0, high_freq_factor=4.0)
+    assert {k: v.tolist() for k, v in bands.items()} == {"keep": [0], "blend": [1, 2], "interpolate": [3]}
+
+
+@pytest.mark.parametrize("truncate", [True, False])
+@pytest.mark.parametrize("head_dim,base,original", [(64, 150000.0, 4096), (128, 10000.0, 4096), (128, 1e6, 32768)])
+def test_yarn_bands_are_where_the_ramp_is_zero_one_and_between(head_dim, base, original, truncate):
+    # YaRN paper, section 3.2: low = d ln(L / (2 pi beta_fast)) / (2 ln b), high likewise with beta_slow;
+    # truncate floors low and ceils high. Kept up to low, interpolated from high, blended between
+    low = head_dim * math.log(original / (2 * math.pi * 32)) / (2 * math.log(base))
+    high = head_dim * math.log(original / (2 * math.pi * 1)) / (2 * math.log(base))
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    i = np.arange(head_dim // 2)
+    bands = posenc.scaling.scaling_bands("yarn", head_dim, base, 16.0, original, truncate=truncate)
+    np.testing.assert_array_equal(bands["keep"], i[i <= low])
+    np.testing.assert_array_equal(bands["blend"], i[(i > low) & (i < high)])
+    np.testing.assert_array_equal(bands["interpolate"], i[i >= high])
+
+
+def test_linear_interpolates_every_pair_ntk_keeps_only_the_fastest_and_factor_one_keeps_all():
+    from posenc.scaling import scaling_bands
+
+    every = list(range(32))
+    assert scaling_bands("linear", 64, factor=4.0)["interpolate"].tolist() == every
+    # NTK-aware: b' = b s ** (d / (d - 2)) leaves pair 0 (b' ** 0 = 1) and slows the last by exactly s
+    ntk = scaling_bands("ntk", 64, factor=4.0)
+    assert ntk["keep"].tolist() == [0] and ntk["interpolate"].tolist() == [31] and ntk["blend"].tolist() == every[1:31]
+    for method in ("linear", "yarn", "llama3"):
+        bands = scaling_bands(method, 64, 10000.0, 1.0, 2048)
+        assert bands["keep"].tolist() == every and bands["blend"].size == bands["interpolate"].size == 0
+
+
+@pytest.mark.parametrize("method", [m for m, f in SCALING_METHODS.items() if f.spec.bands])
+@pytest.mark.parametrize("factor", [1.0, 2.0, 40.0])
+def test_the_bands_of_a_banded_method_hold_every_pair_once(method, factor):
+    from posenc.scaling import scaling_bands
+
+    bands = scaling_bands(method, 96, 500000.0, factor, 8192)
+    assert list(bands) == ["keep", "blend", "interpolate"]
+    assert sorted(np.concatenate(list(bands.values())).tolist()) == list(range(48))
+
+
+def test_a_method_whose_speeds_leave_the_band_range_has_no_bands():
+    from posenc.scaling import scaling_bands
+
+    # LongRoPE divides pair 1 by 0.5 (faster than unscaled); p-RoPE stops pairs (speed 0)
+    with pytest.raises(ValueError, match=r"'longrope' does not work in bands: pair 1 has speed"):
+        scaling_bands("longrope", 8, 100.0, 4.0, 64, short_factor=[1.0, 0.5, 2.0, 4.0])
+    with pytest.raises(ValueError, match=r"pair 2 has speed 0, outside \[theta_2 / s, theta_2\]"):
+        scaling_bands("proportional", 8, 100.0, 1.0, partial_rotary_factor=0.5)
 
 
 @pytest.fixture
@@ -350,7 +428,42 @@ def test_registration_refuses_a_second_method_of_the_same_name_and_bad_declarati
         scaling_method("x", factor="sometimes")
     with pytest.raises(ValueError, match="declares 'beta'"):
         scaling_method("x", config_required=("beta",))(plain)
+    with pytest.raises(ValueError, match=r"'su' is already registered \(an alias of 'longrope'\)"):
+        scaling_method("x", config_aliases=("su",))(plain)
+    with pytest.raises(ValueError, match=r"shows 'beta_fast', which is not one of .* it reads from a config: none"):
+        scaling_method("x", shown=("beta_fast",))(plain)
+    with pytest.raises(ValueError, match="declares a cache_warning, but its speeds do not follow the length"):
+        scaling_method("x", cache_warning="stale")(plain)
+    with pytest.raises(ValueError, match=r"cache_warning may hold only the field \{L\}"):
+        scaling_method("x", cache_warning="up to {length}")
+    with pytest.raises(ValueError, match="title must be a non-empty string or None, got ''"):
+        scaling_method("x", title="")
     assert "x" not in SCALING_METHODS
+
+
+def test_what_explain_says_defaults_to_the_name_and_the_length_rule(registered):
+    from posenc.scaling import scaling_method
+
+    @scaling_method("plain_method")
+    def plain(head_dim, base, factor, original_max_position_embeddings):
+        return posenc.rope_inv_freq(head_dim, base), 1.0
+
+    @scaling_method("follows_length", length="max")
+    def follows(head_dim, base, factor, original_max_position_embeddings, *, seq_len: int):
+        return posenc.rope_inv_freq(head_dim, base), 1.0
+
+    spec = plain.spec
+    assert (spec.title, spec.note, spec.bands, spec.shown, spec.cache_warning) == (
+        "plain_method",
+        None,
+        False,
+        (),
+        None,
+    )
+    # speeds that follow the length get a note and a cache warning without declaring them
+    assert (
+        follows.spec.note == "speeds change with the length" and "cache of rotated keys" in follows.spec.cache_warning
+    )
 
 
 # a full set of rope parameters per transformers rope type, for probing what its config validation requires
@@ -402,6 +515,25 @@ def test_the_declared_config_fields_are_those_transformers_requires(method):
             declared = any(p.name == key and p.required for p in spec.parameters)
             assert any(p.name == key for p in spec.parameters), f"{method}: posenc does not read {key}"
         assert declared == _transformers_requires(method, key), (method, key)
+
+
+@pytest.mark.parametrize("method", sorted(_FULL_PARAMETERS))
+def test_a_derived_factor_is_where_transformers_derives_it_from_the_lengths(method):
+    """factor="derived" (explain then warns when s != max_position_embeddings / L) exactly where transformers'
+    init function, given no factor, computes with max_position_embeddings / original_max_position_embeddings."""
+    params = {
+        k: v for k, v in _FULL_PARAMETERS[method].items() if k not in ("factor", "original_max_position_embeddings")
+    }
+    config = llama_rope_config(method, 8, 100.0, 4.0, 64, max_position_embeddings=256, **params)
+    config.rope_parameters["factor"] = None  # past the config's validation, which asks for it even for YaRN
+    try:
+        ref, _ = ROPE_INIT_FUNCTIONS[method](config)
+    except TypeError:  # the init function computes with the factor itself
+        derived = False
+    else:
+        ours, _ = posenc.scaled_inv_freq(method, 8, 100.0, 256 / 64, 64, **params)
+        derived = bool(np.allclose(ours, ref.double().numpy(), rtol=1e-6, atol=0))
+    assert derived == (SCALING_METHODS[method].spec.factor == "derived")
 
 
 def test_dynamic_ntk_factor_follows_the_transformers_rule():

@@ -17,12 +17,20 @@ def test_the_build_checks_go_first_the_browser_files_last():
 
 
 def test_slow_independent_files_are_dealt_test_by_test_others_stay_whole():
-    one = "tests/test_student.py::test_no_solution_code_survives[01.ipynb]"
+    one = "tests/test_jupyterlab.py::test_chapter_runs_renders_and_explores_in_jupyterlab[01_why_order_matters]"
     assert conftest.test_scope(one) == one
+    # a chapter's checks that read its one student run go together, whichever file they are in
+    runs = [
+        "tests/test_student.py::test_student_notebook_runs_top_to_bottom[08_rope]",
+        "tests/test_glue_in_kernel.py::test_every_eval_role_shows_in_the_kernel_what_the_website_shows[08_rope]",
+        "tests/test_explorer_titles.py::test_every_explorer_title_stays_inside_its_figure[08_rope]",
+    ]
+    assert {conftest.test_scope(nodeid) for nodeid in runs} == {"chapter-run[08_rope]"}
+    assert conftest.test_scope("tests/test_student.py::test_one_chapter_can_be_handed_out") == "test_student.py"
     assert conftest.test_scope("tests/test_rope.py::test_relative[3]") == "test_rope.py"
     assert conftest.test_scope("tests/test_book.py::test_x") == "test_book.py"  # the build's checks: one unit
     browser_test = "tests/test_site.py::test_page_loads_offline_without_errors[index]"
-    assert conftest.test_scope(browser_test) == "test_site.py"  # whole: one browser per file
+    assert conftest.test_scope(browser_test) == "test_site.py"  # whole: one visit per page for its checks
     assert conftest.scope_rank("test_site.py") == 2 and conftest.scope_rank("test_book.py") == 0
 
 

@@ -10,11 +10,8 @@ import contextlib
 import functools
 import gzip
 import html.parser
-import http.server
 import json
-import os
 import re
-import threading
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -22,46 +19,9 @@ import pytest
 
 from conftest import BOOK_OUT, ROOT, toc_files
 
-CHROMIUM = Path("/usr/bin/chromium")
 PAGES = toc_files()
 CHAPTER_PAGES = [p for p in PAGES if re.match(r"chapters/\d\d_", p)]
 MAX_PAGE_BYTES = 3 * 2**20
-
-
-@pytest.fixture(scope="module")
-def site(built_book):
-    returncode, _, html = built_book
-    if returncode != 0:
-        pytest.fail("the book did not build; see tests/test_book.py")
-    handler = functools.partial(QuietHandler, directory=str(html))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", html
-    server.shutdown()
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        message = f"no Chromium at {CHROMIUM}: `apt-get install -y chromium` to run the browser tests"
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true but " + message)
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
-        )
-        yield browser
-        browser.close()
 
 
 @contextlib.contextmanager
@@ -79,8 +39,20 @@ def open_page(browser, url, color_scheme="light", **context_options):
     (network errors and HTTP statuses >= 400) and requests to other hosts. The book's theme
     follows the reader's ``color_scheme`` (light or dark); ``context_options`` (a phone's
     ``viewport``, ``has_touch``) go to the browser context, whose viewport is 1280 x 900 unless given."""
+    page, record = recording_page(new_context(browser, color_scheme, **context_options))
+    load(page, url)
+    return page, record
+
+
+def new_context(browser, color_scheme="light", **context_options):
+    """A browser context (empty cache) for ``color_scheme``, 1280 x 900 unless ``context_options`` say."""
     options = {"viewport": {"width": 1280, "height": 900}, **context_options}
-    context = browser.new_context(color_scheme=color_scheme, **options)
+    return browser.new_context(color_scheme=color_scheme, **options)
+
+
+def recording_page(context):
+    """A new page of ``context`` and the record ``open_page`` describes, kept for every load in it
+    (clear its lists between pages)."""
     page = context.new_page()
     record = {"console": [], "failed": [], "external": []}
     page.on("console", lambda m: record["console"].append(m.text) if m.type == "error" else None)
@@ -102,29 +74,14 @@ def open_page(browser, url, color_scheme="light", **context_options):
             request_route.abort()
 
     page.route("**/*", route)
-    page.goto(url, wait_until="networkidle")
-    page.wait_for_function("() => !window.MathJax || !MathJax.startup || MathJax.startup.promise")
-    page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
     return page, record
 
 
-@pytest.mark.book
-@pytest.mark.parametrize("name", PAGES)
-def test_page_loads_offline_without_errors(site, browser, name):
-    base, _ = site
-    with opened(browser, f"{base}/{name}.html") as (page, record):
-        assert record["external"] == [], f"{name} requested other hosts: {record['external']}"
-        assert record["failed"] == [], f"{name} had failed requests: {record['failed']}"
-        assert record["console"] == [], f"{name} logged errors: {record['console']}"
-        # math is typeset: no raw TeX delimiters left in the visible text
-        text = page.inner_text("main")
-        assert "\\(" not in text and "\\[" not in text and "$$" not in text, f"{name} has untypeset math"
-        assert page.locator("mjx-container").count() == page.locator(".math").count()
-        # every image has alt text
-        missing = page.eval_on_selector_all(
-            "img", "els => els.filter(e => !(e.getAttribute('alt') || '').trim()).map(e => e.src.slice(0, 80))"
-        )
-        assert missing == [], f"{name} has images without alt text: {missing}"
+def load(page, url):
+    """Go to ``url`` and wait until the network is idle and MathJax has typeset the page."""
+    page.goto(url, wait_until="networkidle")
+    page.wait_for_function("() => !window.MathJax || !MathJax.startup || MathJax.startup.promise")
+    page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
 
 
 # axe checks the page without its code cells' inputs: two thirds of a chapter's elements are the
@@ -184,38 +141,6 @@ def test_contrast_ratio_matches_wcag_examples():
     assert contrast_ratio("rgba(119, 119, 119, 1)", "rgb(255, 255, 255)") < 4.5
 
 
-@pytest.mark.book
-@pytest.mark.parametrize("name", PAGES)
-def test_no_serious_accessibility_violations(site, browser, name):
-    from axe_playwright_python.sync_playwright import Axe
-
-    base, _ = site
-    with opened(browser, f"{base}/{name}.html") as (page, _):
-        violations = Axe().run(page, context=WITHOUT_CODE).response["violations"]
-        serious = [
-            f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
-            for v in violations
-            if v["impact"] in ("serious", "critical")
-        ]
-        assert serious == [], f"{name}: " + "; ".join(serious)
-        assert low_contrast_code(page) == [], f"{name}: code token colours below 4.5:1"
-
-
-@pytest.mark.book
-@pytest.mark.parametrize("name", PAGES)
-def test_dark_mode_keeps_text_contrast(site, browser, name):
-    """The theme follows the reader's dark preference; text in boxes and explorers stays legible."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    base, _ = site
-    with opened(browser, f"{base}/{name}.html", color_scheme="dark") as (page, _):
-        assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
-        response = Axe().run(page, context=WITHOUT_CODE, options={"runOnly": ["color-contrast"]}).response
-        failures = [f"{n['target']}: {n['failureSummary'][:160]}" for v in response["violations"] for n in v["nodes"]]
-        assert failures == [], f"{name} in dark mode: " + "; ".join(failures[:5])
-        assert low_contrast_code(page) == [], f"{name} in dark mode: code token colours below 4.5:1"
-
-
 WEIGHT_SCRIPT = """() => {
   const entries = performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'));
   const next = f => f.nextElementSibling;
@@ -231,6 +156,93 @@ def _gzipped(data: bytes) -> int:
     return len(gzip.compress(data, compresslevel=6))
 
 
+# Every check of one page reads one visit: a fresh context (empty cache, so its resource timings are a
+# first visit's), the page loaded once in light mode (load, offline, math and alt text; then its weight;
+# then axe), then the reader's preference switched to dark with ``emulate_media`` (the theme follows it
+# in "auto" mode, as a reader's browser does when the system turns dark) and axe's contrast rule again.
+_VISITS: dict[str, dict] = {}
+
+
+def visit(base: str, browser, name: str) -> dict:
+    """What the page checks read, from one visit to ``name`` (made on the first ask, then kept)."""
+    if name not in _VISITS:
+        _VISITS[name] = _visit(base, browser, name)
+    return _VISITS[name]
+
+
+def _visit(base: str, browser, name: str) -> dict:
+    from axe_playwright_python.sync_playwright import Axe
+
+    context = new_context(browser)
+    try:
+        page, record = recording_page(context)
+        load(page, f"{base}/{name}.html")
+        loaded = {
+            "external": list(record["external"]),
+            "failed": list(record["failed"]),
+            "console": list(record["console"]),
+            "text": page.inner_text("main"),
+            "typeset": page.locator("mjx-container").count(),
+            "math": page.locator(".math").count(),
+            "no_alt": page.eval_on_selector_all(
+                "img", "els => els.filter(e => !(e.getAttribute('alt') || '').trim()).map(e => e.src.slice(0, 80))"
+            ),
+        }
+        weight = page.evaluate(WEIGHT_SCRIPT)
+        violations = Axe().run(page, context=WITHOUT_CODE).response["violations"]
+        light = {"violations": violations, "code": low_contrast_code(page)}
+        page.emulate_media(color_scheme="dark")
+        page.wait_for_function("() => document.documentElement.dataset.theme === 'dark'", timeout=10_000)
+        response = Axe().run(page, context=WITHOUT_CODE, options={"runOnly": ["color-contrast"]}).response
+        dark = {
+            "theme": page.evaluate("() => document.documentElement.dataset.theme"),
+            "violations": response["violations"],
+            "code": low_contrast_code(page),
+        }
+        return {"load": loaded, "weight": weight, "light": light, "dark": dark}
+    finally:
+        context.close()
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("name", PAGES)
+def test_page_loads_offline_without_errors(site, browser, name):
+    loaded = visit(site[0], browser, name)["load"]
+    assert loaded["external"] == [], f"{name} requested other hosts: {loaded['external']}"
+    assert loaded["failed"] == [], f"{name} had failed requests: {loaded['failed']}"
+    assert loaded["console"] == [], f"{name} logged errors: {loaded['console']}"
+    # math is typeset: no raw TeX delimiters left in the visible text
+    text = loaded["text"]
+    assert "\\(" not in text and "\\[" not in text and "$$" not in text, f"{name} has untypeset math"
+    assert loaded["typeset"] == loaded["math"]
+    # every image has alt text
+    assert loaded["no_alt"] == [], f"{name} has images without alt text: {loaded['no_alt']}"
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("name", PAGES)
+def test_no_serious_accessibility_violations(site, browser, name):
+    light = visit(site[0], browser, name)["light"]
+    serious = [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
+        for v in light["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+    assert serious == [], f"{name}: " + "; ".join(serious)
+    assert light["code"] == [], f"{name}: code token colours below 4.5:1"
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("name", PAGES)
+def test_dark_mode_keeps_text_contrast(site, browser, name):
+    """The theme follows the reader's dark preference; text in boxes and explorers stays legible."""
+    dark = visit(site[0], browser, name)["dark"]
+    assert dark["theme"] == "dark"
+    failures = [f"{n['target']}: {n['failureSummary'][:160]}" for v in dark["violations"] for n in v["nodes"]]
+    assert failures == [], f"{name} in dark mode: " + "; ".join(failures[:5])
+    assert dark["code"] == [], f"{name} in dark mode: code token colours below 4.5:1"
+
+
 @pytest.mark.book
 def test_page_weight_first_visit_and_explorer_data(site, browser):
     """What a reader's first visit to each page transfers, as a static server with gzip serves it.
@@ -244,8 +256,7 @@ def test_page_weight_first_visit_and_explorer_data(site, browser):
     base, html = site
     report = {}
     for name in PAGES:
-        with opened(browser, f"{base}/{name}.html") as (page, _):
-            loaded = page.evaluate(WEIGHT_SCRIPT)
+        loaded = visit(base, browser, name)["weight"]
         first_visit = own = shared = 0
         for url, size in loaded["resources"]:
             path = html / unquote(urlparse(url).path).lstrip("/")

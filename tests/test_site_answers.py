@@ -10,10 +10,10 @@ test_site.py.)
 import re
 
 import pytest
-from test_site import CHAPTER_PAGES, browser, opened, site  # noqa: F401  (fixtures)
+from test_site import CHAPTER_PAGES, opened
 
-from posenc.course.answers import Choices
-from posenc.course.data import ACTIVITIES
+from posenc.course.coursework import ACTIVITIES
+from posenc.course.questions import Choices
 
 KEYS = {label: a.answer for label, a in ACTIVITIES.items() if a.answer is not None}
 
@@ -43,7 +43,7 @@ def _axe_serious(page, selector, **options):
 
 
 @pytest.mark.book
-def test_every_keyed_prediction_has_a_form_before_its_solution(site):  # noqa: F811
+def test_every_keyed_prediction_has_a_form_before_its_solution(site):
     _, html = site
     for label in KEYS:
         text = (html / f"{_page(label)}.html").read_text()
@@ -54,7 +54,7 @@ def test_every_keyed_prediction_has_a_form_before_its_solution(site):  # noqa: F
 
 @pytest.mark.book
 @pytest.mark.parametrize("color_scheme", ["light", "dark"])
-def test_choose_by_keyboard_wrong_then_right(site, browser, color_scheme):  # noqa: F811
+def test_choose_by_keyboard_wrong_then_right(site, browser, color_scheme):
     label = "ex-ch01-predict-mask"
     key = KEYS[label]
     assert isinstance(key, Choices)
@@ -94,7 +94,7 @@ def test_choose_by_keyboard_wrong_then_right(site, browser, color_scheme):  # no
 
 
 @pytest.mark.book
-def test_type_a_number_by_keyboard(site, browser):  # noqa: F811
+def test_type_a_number_by_keyboard(site, browser):
     label = "ex-ch14-predict-partial"
     base, _ = site
     form = f"{label}-answer"

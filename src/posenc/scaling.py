@@ -44,7 +44,9 @@ __all__ = [  # the registered methods' functions are added below, where they are
     "longrope_attention_factor",
     "ntk_scaled_base",
     "scaled_inv_freq",
+    "scaling_bands",
     "scaling_method",
+    "scaling_spec",
     "yarn_attention_factor",
     "yarn_correction_dim",
     "yarn_correction_range",
@@ -62,6 +64,12 @@ SCALING_METHODS: dict[str, ScalingFunction] = {}
 _LENGTHS = ("original", "max", None)
 _FACTORS = ("required", "optional", "derived", None)
 
+#: The warning of a method whose speeds follow the current length, unless it declares its own ``cache_warning``.
+_CACHE_WARNING = (
+    "the speeds depend on the current length; a cache of rotated keys keeps the speeds each key was rotated "
+    "with, so keys cached before RoPE (or re-rotated) are needed for exact results"
+)
+
 
 @dataclass(frozen=True)
 class ConfigParameter:
@@ -70,6 +78,7 @@ class ConfigParameter:
     name: str
     kind: str
     required: bool  # the config must give it (transformers reads it without a default)
+    default: object = None  # the function's default (None when it has none)
 
 
 @dataclass(frozen=True)
@@ -77,7 +86,8 @@ class MethodSpec:
     """What a scaling method declares about itself, once, where it is defined (:func:`posenc.scaling.scaling_method`).
 
     :func:`posenc.from_config` reads a config's rope parameters through it, :class:`posenc.nn.RotaryEmbedding`
-    asks it whether the speeds follow the current length, and the API page prints it as a table.
+    asks it whether the speeds follow the current length, :func:`posenc.explain.explain` describes the
+    method with it (title, note, bands, warnings) and the API page prints it as a table.
     """
 
     name: str
@@ -88,6 +98,12 @@ class MethodSpec:
     seq_len_required: bool
     partial_rotary: bool  # takes ``partial_rotary_factor`` itself, over the whole head (p-RoPE)
     config_aliases: tuple[str, ...]  # other ``rope_type`` names a config may use for it
+    # what posenc.explain says about it:
+    title: str  # how a reader names it ("YaRN"); the name when not declared
+    note: str | None  # one line on what it does, after its parameters
+    bands: bool  # it keeps, blends and interpolates pairs (scaling_bands): explain lists them
+    shown: tuple[str, ...]  # parameters named even when a config leaves them out (with their defaults)
+    cache_warning: str | None  # for speeds that follow the length: why cached keys go stale ("{L}": L)
 
     @property
     def config_names(self) -> tuple[str, ...]:
@@ -104,6 +120,11 @@ def scaling_method(
     not_in_config: tuple[str, ...] = (),
     partial_rotary: bool = False,
     config_aliases: tuple[str, ...] = (),
+    title: str | None = None,
+    note: str | None = None,
+    bands: bool = False,
+    shown: tuple[str, ...] = (),
+    cache_warning: str | None = None,
 ) -> Callable[[Callable], ScalingFunction]:
     """Register a scaling method: the decorator is the registration and its whole description.
 
@@ -128,22 +149,91 @@ def scaling_method(
 
     A keyword-only ``seq_len`` is the current sequence length, given by the caller (never a
     config field); a method that takes it has speeds that change with the length.
+
+    What :func:`posenc.explain.explain` says about it (it names no method itself):
+
+    * ``title``: how a reader names the method ("YaRN"; default: ``name``), followed by ``s`` when
+      it uses a factor, ``L`` when it uses a trained length, the numbers and booleans the config
+      gave and ``note``;
+    * ``note``: one line on what it does (default for a method with ``seq_len``: "speeds change
+      with the length");
+    * ``bands``: it keeps some pairs, interpolates others and blends between; explain lists which,
+      from :func:`posenc.scaling.scaling_bands`;
+    * ``shown``: keyword-only parameters named even when a config leaves them out, with their defaults;
+    * ``cache_warning``: only with ``seq_len``: why keys cached with other speeds go stale (``{L}`` is
+      replaced by the trained length); a method with ``seq_len`` that declares none gets a general one.
+
+    With ``factor="derived"`` explain warns when a config's factor is not ``max_position_embeddings / L``.
     """
     for argument, value, allowed in (("length", length, _LENGTHS), ("factor", factor, _FACTORS)):
         if value not in allowed:
             raise ValueError(f"{argument} must be one of {list(allowed)}, got {value!r}")
+    for argument, value in (("title", title), ("note", note), ("cache_warning", cache_warning)):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ValueError(f"{argument} must be a non-empty string or None, got {value!r}")
+    if not isinstance(bands, bool):
+        raise TypeError(f"bands must be True or False, got {bands!r}")
+    if cache_warning is not None:
+        try:
+            cache_warning.format(L=0)
+        except (KeyError, IndexError, ValueError) as error:
+            raise ValueError(
+                f"cache_warning may hold only the field {{L}} (the trained length), got {cache_warning!r}"
+            ) from error
 
     def decorate(function: Callable) -> ScalingFunction:
-        if name in SCALING_METHODS:
-            raise ValueError(f"a scaling method called {name!r} is already registered")
+        taken = {alias: method for method, f in SCALING_METHODS.items() for alias in f.spec.config_names}
+        for config_name in (name, *config_aliases):
+            if config_name in taken:
+                raise ValueError(
+                    f"a scaling method called {config_name!r} is already registered"
+                    + ("" if taken[config_name] == config_name else f" (an alias of {taken[config_name]!r})")
+                )
         checked = _checked(name, function)
+        described = {
+            "title": title,
+            "note": note,
+            "bands": bands,
+            "shown": tuple(shown),
+            "cache_warning": cache_warning,
+        }
         checked.spec = _spec(
-            name, function, length, factor, config_required, not_in_config, partial_rotary, config_aliases
+            name, function, length, factor, config_required, not_in_config, partial_rotary, config_aliases, described
         )
         SCALING_METHODS[name] = checked
         return checked
 
     return decorate
+
+
+def _described(name, parameters, reads_seq_len, title, note, bands, shown, cache_warning) -> dict:
+    """What explain says about a method, checked against its parameters, with the defaults filled in."""
+    readable = {p.name for p in parameters if p.kind in ("number", "bool")}
+    for listed in shown:
+        if listed not in readable:
+            raise ValueError(
+                f"method {name!r} shows {listed!r}, which is not one of the numbers or booleans it reads "
+                f"from a config: {sorted(readable) or 'none'}"
+            )
+    if cache_warning is not None and not reads_seq_len:
+        raise ValueError(
+            f"method {name!r} declares a cache_warning, but its speeds do not follow the length "
+            "(it takes no keyword-only seq_len)"
+        )
+    if reads_seq_len:
+        cache_warning = cache_warning or _CACHE_WARNING
+        note = note or "speeds change with the length"
+    return {"title": title or name, "note": note, "bands": bands, "shown": shown, "cache_warning": cache_warning}
+
+
+def scaling_spec(rope_type: str, name: str = "rope_type") -> MethodSpec:
+    """The :class:`MethodSpec` of the method a config calls ``rope_type``: its name or one of its aliases.
+
+    ``name`` is how an error names the value (e.g. ``"rope_scaling['rope_type']"``); the error lists
+    every name and alias of :data:`posenc.scaling.SCALING_METHODS`.
+    """
+    specs = {alias: f.spec for f in SCALING_METHODS.values() for alias in f.spec.config_names}
+    return specs[check_choice(name, rope_type, specs)]
 
 
 def _keyword_only(function: Callable) -> dict[str, inspect.Parameter]:
@@ -155,7 +245,7 @@ def _keyword_only(function: Callable) -> dict[str, inspect.Parameter]:
 
 
 def _kind(annotation, default) -> str:
-    """"bool", "numbers" or "number", after a parameter's annotation (else its default)."""
+    """ "bool", "numbers" or "number", after a parameter's annotation (else its default)."""
     if annotation is inspect.Parameter.empty:
         return "bool" if isinstance(default, bool) else "number"
     kinds = set(typing.get_args(annotation)) or {annotation}
@@ -166,7 +256,7 @@ def _kind(annotation, default) -> str:
     return "number"
 
 
-def _spec(name, function, length, factor, config_required, not_in_config, partial_rotary, config_aliases):
+def _spec(name, function, length, factor, config_required, not_in_config, partial_rotary, config_aliases, described):
     keyword_only = _keyword_only(function)
     hints = typing.get_type_hints(function)
     for listed in (*config_required, *not_in_config, *(["partial_rotary_factor"] if partial_rotary else [])):
@@ -178,6 +268,7 @@ def _spec(name, function, length, factor, config_required, not_in_config, partia
             key,
             _kind(hints.get(key, inspect.Parameter.empty), p.default),
             key in config_required or p.default is inspect.Parameter.empty,
+            None if p.default is inspect.Parameter.empty else p.default,
         )
         for key, p in keyword_only.items()
         if key not in skipped
@@ -192,6 +283,7 @@ def _spec(name, function, length, factor, config_required, not_in_config, partia
         seq_len_required=seq_len is not None and seq_len.default is inspect.Parameter.empty,
         partial_rotary=partial_rotary,
         config_aliases=tuple(config_aliases),
+        **_described(name, parameters, seq_len is not None, **described),
     )
 
 
@@ -218,13 +310,13 @@ def _checked(method: str, function: Callable) -> ScalingFunction:
     return checked
 
 
-@scaling_method("default", length=None, factor=None, config_aliases=("mrope",))
+@scaling_method("default", length=None, factor=None, config_aliases=("mrope",), title="no scaling")
 def default_scaling(head_dim, base, factor, original_max_position_embeddings):
     """No scaling: ``theta_i = b ** (-2i/d)`` (RoFormer, Su et al. 2021, eq. 15); ``factor`` is ignored."""
     return rope_inv_freq(head_dim, base), 1.0
 
 
-@scaling_method("linear", length=None)
+@scaling_method("linear", length=None, title="linear interpolation", bands=True)
 def linear_scaling(head_dim, base, factor, original_max_position_embeddings):
     """Position interpolation: every speed divided by ``s``, i.e. position ``m`` read as ``m / s``.
 
@@ -248,7 +340,7 @@ def ntk_scaled_base(base: float, factor: float, head_dim: int) -> float:
     return base * factor ** (head_dim / (head_dim - 2))
 
 
-@scaling_method("ntk", length=None)
+@scaling_method("ntk", length=None, title="NTK-aware base change")
 def ntk_scaling(head_dim, base, factor, original_max_position_embeddings):
     """NTK-aware scaling: RoPE with the base raised to :func:`posenc.ntk_scaled_base`.
 
@@ -272,7 +364,9 @@ def dynamic_ntk_factor(factor: float, seq_len: int, original_max_position_embedd
     return factor * max(seq_len, length) / length - (factor - 1)
 
 
-@scaling_method("dynamic", length="max")
+@scaling_method(
+    "dynamic", length="max", title="dynamic NTK", note="unscaled up to L; past it the speeds change with the length"
+)
 def dynamic_ntk_scaling(head_dim, base, factor, original_max_position_embeddings, *, seq_len: int):
     """Dynamic NTK: NTK-aware scaling whose factor grows with the current length ``seq_len``.
 
@@ -511,7 +605,7 @@ def yarn_ramp(
     return np.clip((np.arange(head_dim // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
 
 
-@scaling_method("yarn", factor="derived")
+@scaling_method("yarn", factor="derived", title="YaRN", bands=True, shown=("beta_fast", "beta_slow"))
 def yarn_scaling(
     head_dim,
     base,
@@ -556,10 +650,15 @@ def yarn_scaling(
     return inv_freq, attention_factor
 
 
-@scaling_method("llama3", config_required=("low_freq_factor", "high_freq_factor"))
+@scaling_method("llama3", config_required=("low_freq_factor", "high_freq_factor"), title="Llama 3 scaling", bands=True)
 def llama3_scaling(
-    head_dim, base, factor, original_max_position_embeddings, *, low_freq_factor: float = 1.0,
-    high_freq_factor: float = 4.0
+    head_dim,
+    base,
+    factor,
+    original_max_position_embeddings,
+    *,
+    low_freq_factor: float = 1.0,
+    high_freq_factor: float = 4.0,
 ):
     """Llama 3.1 scaling: keep short wavelengths, divide long ones by ``s``, blend in between.
 
@@ -631,6 +730,12 @@ def _pair_factors(name: str, value, n_pairs: int) -> np.ndarray:
     config_required=("short_factor", "long_factor"),
     not_in_config=("max_position_embeddings",),
     config_aliases=("su",),  # Phi-3's first configs; transformers reads it as longrope
+    title="LongRoPE",
+    note="short factors up to L, long factors past it",
+    cache_warning=(
+        "the short factors apply up to L = {L} tokens and the long ones past it; the switch changes every speed, "
+        "so keys cached with the short factors no longer match"
+    ),
 )
 def longrope_scaling(
     head_dim,
@@ -682,7 +787,7 @@ def longrope_scaling(
     return rope_inv_freq(head_dim, base) / chosen, attention_factor
 
 
-@scaling_method("proportional", length=None, factor="optional", partial_rotary=True)
+@scaling_method("proportional", length=None, factor="optional", partial_rotary=True, title="p-RoPE")
 def proportional_scaling(
     head_dim, base, factor, original_max_position_embeddings, *, partial_rotary_factor: float = 1.0
 ):
@@ -736,6 +841,54 @@ def scaled_inv_freq(
     """
     check_choice("method", method, SCALING_METHODS)
     return SCALING_METHODS[method](head_dim, base, factor, original_max_position_embeddings, **params)
+
+
+_BAND_RTOL = 1e-12  # a speed this close (relatively) to theta_i or theta_i / s counts as equal
+
+
+def scaling_bands(
+    method: str,
+    head_dim: int,
+    base: float = 10000.0,
+    factor: float = 1.0,
+    original_max_position_embeddings: int = 2048,
+    **params,
+) -> dict[str, np.ndarray]:
+    """Which pairs a scaling method keeps, blends or interpolates, read from its own speeds.
+
+    With the method's speeds ``inv_freq_i`` (:func:`posenc.scaled_inv_freq` of the same arguments)
+    and the original ``theta_i = b ** (-2i/d)``, pair ``i`` is
+
+    * "keep" where ``inv_freq_i = theta_i`` (extrapolated: the speed it was trained with),
+    * "interpolate" where ``inv_freq_i = theta_i / s`` (position interpolation, Chen et al. 2023),
+    * "blend" where ``theta_i / s < inv_freq_i < theta_i``,
+
+    "equal" within a relative ``1e-12``. That is the three bands of YaRN's "NTK-by-parts" (Peng et al.
+    2023, section 3.2: ramp 0, 1, between) and of Llama 3.1's ``apply_scaling`` (wavelength below
+    ``L / high_freq_factor``, above ``L / low_freq_factor``, between); at ``s = 1`` every pair is kept.
+
+    Returns ``{"keep": ..., "blend": ..., "interpolate": ...}``: ascending int arrays of pair
+    indices that together hold ``0 .. head_dim/2 - 1`` once each.
+
+    Raises ValueError when a pair's speed is outside ``[theta_i / s, theta_i]`` (faster than
+    unscaled, slowed by more than ``s``, or stopped, as LongRoPE's searched factors and p-RoPE's
+    still pairs can be): such a method does not work in bands.
+    """
+    inv_freq, _ = scaled_inv_freq(method, head_dim, base, factor, original_max_position_embeddings, **params)
+    theta = rope_inv_freq(head_dim, base)
+    factor = float(factor)
+    keep = np.isclose(inv_freq, theta, rtol=_BAND_RTOL, atol=0.0)
+    interpolate = np.isclose(inv_freq, theta / factor, rtol=_BAND_RTOL, atol=0.0) & ~keep
+    blend = (inv_freq > theta / factor) & (inv_freq < theta) & ~keep & ~interpolate
+    outside = np.flatnonzero(~(keep | interpolate | blend))
+    if outside.size:
+        i = int(outside[0])
+        raise ValueError(
+            f"method {method!r} does not work in bands: pair {i} has speed {inv_freq[i]:.6g}, outside "
+            f"[theta_{i} / s, theta_{i}] = [{theta[i] / factor:.6g}, {theta[i]:.6g}] (s = {factor:g}); "
+            f"{outside.size} of {theta.size} pairs are"
+        )
+    return {"keep": np.flatnonzero(keep), "blend": np.flatnonzero(blend), "interpolate": np.flatnonzero(interpolate)}
 
 
 __all__ += [function.__name__ for function in SCALING_METHODS.values()]

@@ -3,7 +3,7 @@
 Teacher-only: it is not part of the installed posenc package (see posenc.course.key).
 """
 
-from posenc.course.answers import Choice, Choices, Number  # noqa: F401 (the keys below use some)
+from posenc.course.questions import Choice, Choices, Number  # noqa: F401 (the keys below use some)
 
 _EXP_LOG = """
 def my_sinusoidal(n_positions, d_model, base=10000.0):

@@ -25,7 +25,7 @@
 * It adds the ``scaling-methods`` directive: the API page's table of scaling methods, written
   from what each registered method declares (:mod:`posenc.book.methods_table`).
 * It puts a form before each prediction exercise's solution, where the reader commits to an
-  answer, is told whether it was right, and the solution opens (:mod:`posenc.book.answers`).
+  answer, is told whether it was right, and the solution opens (:mod:`posenc.book.answer_forms`).
 * It keeps punctuation on the line of the inline math it follows. Browsers may break a
   line between typeset math (an inline block) and the comma after it, which leaves the
   comma alone at the start of a line; the pair is wrapped in a ``posenc-nobreak`` span.
@@ -155,7 +155,7 @@ def setup(app):
 
     app.add_directive("scaling-methods", ScalingMethodsTable)
     app.setup_extension("posenc.book.citation")
-    app.setup_extension("posenc.book.answers")
+    app.setup_extension("posenc.book.answer_forms")
     app.setup_extension("posenc.book.eval_role")
     app.connect("builder-inited", _add_static)
     app.add_css_file("posenc-book.css")

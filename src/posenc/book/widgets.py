@@ -7,7 +7,9 @@ over a grid of its values, from posenc's numbers recorded at build time
 (:mod:`posenc.book.webfigure`), by a script that loads nothing from other hosts (the player's
 files in the book's static folder, inline in a notebook's output and linked on the website).
 The environment variable ``POSENC_STATIC=1`` (set by ``make book`` and the test build) selects
-the website's form.
+the website's form. ``POSENC_RECORD_EXPLORERS=1`` (the tests' run of the student edition) shows
+neither: ``show()`` appends the explorer, drawn at its defaults, to :data:`RECORDED`, for checks
+that render its states in the same kernel.
 
 A chapter writes one ``setup(fig)`` function that draws the figure and returns an
 ``update(**values)`` function; ``update`` changes the artists that depend on the
@@ -49,7 +51,10 @@ from .player import static_player
 TRACK_PX = 200
 CONTROL_MARGIN = "2px 28px 2px 0"
 
-__all__ = ["Explorer", "static_mode"]
+__all__ = ["Explorer", "RECORDED", "static_mode"]
+
+#: The explorers that ``show()`` recorded instead of displaying (``POSENC_RECORD_EXPLORERS=1``), in order.
+RECORDED: list[Explorer] = []
 
 
 def static_mode() -> bool:
@@ -305,10 +310,13 @@ class Explorer:
         return made
 
     def show(self):
-        """Display the live widget in a kernel, the website's form on the website (``POSENC_STATIC=1``)."""
+        """Display the live widget in a kernel, the website's form on the website (``POSENC_STATIC=1``), or record
+        the explorer in :data:`RECORDED` (``POSENC_RECORD_EXPLORERS=1``)."""
         from IPython.display import HTML, display
 
-        if static_mode():
+        if os.environ.get("POSENC_RECORD_EXPLORERS", "").strip() not in ("", "0"):
+            RECORDED.append(self)
+        elif static_mode():
             display(HTML(self.static_html()))
         else:
             display(self.widget())

@@ -2,9 +2,9 @@
 
 * :func:`check` (also ``posenc.exercises.check``): a student's entry point;
 * :data:`EXERCISES`: the implementation exercises; :mod:`posenc.course.engine` runs them;
-* ``posenc.course.exercises.chNN``: one module per chapter with all of its coursework (its
+* ``posenc.course.coursework.chNN``: one module per chapter with all of its coursework (its
   implementation exercises, and every exercise's points, minutes and rubric as
-  ``ACTIVITIES``), collected in :data:`posenc.course.data.ACTIVITIES`;
+  ``CHAPTER_ACTIVITIES``), collected in :data:`posenc.course.coursework.ACTIVITIES`;
 * ``python -m posenc.course grade SUBMISSIONS --course-seed N``: grade a class;
 * ``python -m posenc.course student|teacher|nbgrader|site SOURCE OUT``: the editions;
 * ``python -m posenc.course fold chapters [--check]``: fold in JupyterLab the cells the website
@@ -23,7 +23,7 @@ import importlib
 _HOMES = {
     "CheckResult": ".engine",
     "Exercise": ".engine",
-    "EXERCISES": ".exercises",
+    "EXERCISES": ".coursework",
     "check": ".checker",
     "course_seed": ".engine",
 }

@@ -164,13 +164,13 @@ def main(argv: list[str] | None = None, prog: str = "python -m posenc.course") -
         elif args.command == "contract":
             import textwrap
 
-            from .exercises import EXERCISES
+            from .coursework import EXERCISES
 
             if args.exercise not in EXERCISES:
                 return _fail(prog, f"no exercise called {args.exercise!r}; the known ones are: {', '.join(EXERCISES)}")
             print(textwrap.fill(EXERCISES[args.exercise].contract(), width=88, break_on_hyphens=False))
         elif args.command == "mutants":
-            from .exercises import EXERCISES
+            from .coursework import EXERCISES
             from .mutants import main_report, run_exercise
 
             names = args.exercise or list(EXERCISES)
@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m posenc.course") -
 
             changed = fold_files(args.source, check=args.check)
             for path, found in changed.items():
-                print(f"{path}: {len(found)} cells out of step" + "".join(f"\n  {line}" for line in found))
+                print(f"{path}: out of step" + "".join(f"\n  {line}" for line in found))
             if args.check:
                 return 1 if changed else 0
             print(f"folded {len(changed)} notebooks" if changed else "every notebook already in step")

@@ -1,8 +1,8 @@
 """One exercise of the book as coursework: its kind, points, time, and checker or rubric.
 
-Each chapter's module in :mod:`posenc.course.exercises` lists its exercises in the book's
-order as ``ACTIVITIES``, built with :func:`implementation`, :func:`prediction` and
-:func:`investigation`; :mod:`posenc.course.data` collects them. Implementation exercises
+Each chapter's module in :mod:`posenc.course.coursework` lists its exercises in the book's
+order as ``CHAPTER_ACTIVITIES``, built with :func:`implementation`, :func:`prediction` and
+:func:`investigation`; :data:`posenc.course.coursework.ACTIVITIES` collects them. Implementation exercises
 are graded by their checker (all points or none); prediction and investigation exercises
 by hand with the rubric, written from the chapter's solution, which is the model answer
 (the teacher edition prints the rubric under each exercise). Times are for a student who

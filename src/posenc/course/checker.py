@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from .coursework import EXERCISES
 from .engine import CheckResult, run_check
-from .exercises import EXERCISES
 
 __all__ = ["check"]
 

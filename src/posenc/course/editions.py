@@ -14,7 +14,7 @@ notebook, or one, and in the copy:
   from its own folder.
 
 ``teacher`` writes the chapters with their solutions and, under each exercise, its
-points, time and rubric (from the chapter's module in :mod:`posenc.course.exercises`). ``nbgrader`` writes an nbgrader
+points, time and rubric (from the chapter's module in :mod:`posenc.course.coursework`). ``nbgrader`` writes an nbgrader
 source version: solution regions between ``### BEGIN SOLUTION`` and ``### END SOLUTION``
 with nbgrader's cell metadata, check cells as autograded tests, an answer cell for each
 prediction and investigation, and no solution prose or demonstration at all. ``site``
@@ -192,7 +192,7 @@ def student_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
 def _activities():
     """Every exercise's points and rubric; imported on first use, so the student edition and
     the fold command start without the checkers (and torch)."""
-    from .data import ACTIVITIES
+    from .coursework import ACTIVITIES
 
     return ACTIVITIES
 
@@ -201,7 +201,7 @@ def _teacher_note(label: str) -> str:
     activity = _activities().get(label)
     if activity is None:
         return (
-            f"**Teacher's note ({label}):** not in its chapter's ACTIVITIES (posenc.course.exercises.ch"
+            f"**Teacher's note ({label}):** not in its chapter's CHAPTER_ACTIVITIES (posenc.course.coursework.ch"
             f"{label[5:7]}); give it points and a rubric there."
         )
     head = f"**Teacher's note: {activity.kind}, {activity.points} points, about {activity.minutes} minutes.**"

@@ -32,8 +32,8 @@ The hidden cases come from the course seed: ``POSENC_COURSE_SEED`` in the enviro
 ``seed=`` (the grader's ``--course-seed``). Without one, a student still gets the public and
 boundary cases, their forms and reruns.
 
-Declaring an exercise (a new chapter's ``course/exercises/chNN.py``)
-----------------------------------------------------------------------
+Declaring an exercise (a new chapter's ``course/coursework/chNN.py``)
+-----------------------------------------------------------------------
 One module per chapter holds the chapter's coursework; adding an exercise touches the chapter's
 notebook and that module (plus its tests), nothing else.
 
@@ -57,7 +57,7 @@ notebook and that module (plus its tests), nothing else.
    hook; ``mistakes`` (hint -> a model of the wrong function) and other detectors.
    More correct solutions in other styles (loops, bisection, torch), mutated too, go into the answer
    key, not the package: ``ANSWERS`` of ``teacher/key/chNN.py`` (:mod:`posenc.course.key`).
-3. List it in the module's ``ACTIVITIES`` with ``implementation(EXERCISE, minutes=...)``, beside
+3. List it in the module's ``CHAPTER_ACTIVITIES`` with ``implementation(EXERCISE, minutes=...)``, beside
    the chapter's predictions and investigations (``prediction(label, minutes)``, ...), whose rubrics
    and website questions go into the answer key (``RUBRICS``, ``PREDICTIONS``).
 4. Paste ``python -m posenc.course contract NAME`` (the "*Checked with:*" sentence that
@@ -82,6 +82,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import switchoff
+from .check_result import CheckResult
 from .inputs import FORMS, Arg, materialize, snapshot
 from .isolation import run_forked, run_threaded
 from .judging import (
@@ -97,7 +98,6 @@ from .judging import (
     show,
     tolerances,
 )
-from .results import CheckResult
 from .switchoff import HiddenFunctionError
 
 __all__ = [

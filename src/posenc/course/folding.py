@@ -15,9 +15,11 @@ markers, so that a reader in JupyterLab sees what a reader of the website sees:
   (A markdown cell with prose around a ``{solution}`` block stays open: folding it would hide the prose.)
 
 Every other cell carries neither key. ``python -m posenc.course fold chapters`` writes the
-metadata into the notebooks (only the cells whose metadata differs change, in the files' own
-JSON layout); ``--check`` lists the cells out of step and writes nothing.
-``tests/test_folding.py`` keeps the chapters in step.
+metadata into the notebooks, in the one JSON layout of the chapters (:func:`notebook_text`:
+what ``nbformat.write``, and so JupyterLab, writes); ``--check`` lists what is out of step and
+writes nothing. A notebook is in step when :func:`out_of_step` finds nothing: the command and
+``tests/test_folding.py`` both ask it, so the command never calls "in step" a chapter the test
+fails.
 """
 
 from __future__ import annotations
@@ -27,11 +29,22 @@ import os
 from pathlib import Path
 
 import nbformat
+from nbformat.v4 import nbjson
 
 from .._files import write_atomic
 from .editions import _BLOCK, _walk, notebook_paths
 
-__all__ = ["FOLD_KEYS", "expected_folds", "folds_of", "mismatches", "fold_notebook", "fold_files"]
+__all__ = [
+    "FOLD_KEYS",
+    "expected_folds",
+    "folds_of",
+    "mismatches",
+    "notebook_text",
+    "layout_difference",
+    "out_of_step",
+    "fold_notebook",
+    "fold_files",
+]
 
 FOLD_KEYS = ("source_hidden", "outputs_hidden")
 
@@ -87,41 +100,77 @@ def _set_folds(metadata: dict, folds: dict[str, bool]) -> None:
         metadata.pop("jupyter", None)
 
 
-def fold_notebook(text: str) -> str:
-    """The notebook JSON ``text`` with every cell's fold metadata set as :func:`expected_folds` says.
+def notebook_text(notebook: dict) -> str:
+    """The text of ``notebook`` (a version-4 notebook as a dict, or an nbformat notebook) in the one
+    JSON layout of the chapters: exactly what ``nbformat.write`` writes to a file, which is what
+    JupyterLab writes when it saves. One-space indent, sorted keys, non-ASCII characters as
+    themselves (no ``\\u`` escapes), sources and text outputs as lists of lines, no transient
+    metadata (``signature``, a cell's ``trusted``), and a final newline
+    (``nbformat.writes`` leaves it out; ``nbformat.write`` adds it). The chapters are committed in it
+    and :func:`fold_notebook` writes it; raises ``ValueError`` for a notebook that is not version 4.
+    """
+    if notebook.get("nbformat") != 4:
+        raise ValueError(f"not a version-4 notebook (nbformat {notebook.get('nbformat')!r})")
+    return nbjson.writes(nbformat.from_dict(notebook)) + "\n"
 
-    Only ``metadata.jupyter`` of the cells changes; the rest is written back as nbformat writes it
-    (one-space indent, sorted keys, non-ASCII kept, a final newline), the chapters' own layout. Raises
-    ``ValueError`` for a file in another layout, where rewriting it would change more than the folds.
+
+def layout_difference(text: str) -> str | None:
+    """None when the notebook JSON ``text`` is in :func:`notebook_text`'s layout; else where it first
+    differs, in one line (the line number, the file's line and the layout's)."""
+    canonical = notebook_text(json.loads(text))
+    if canonical == text:
+        return None
+    if canonical == text + "\n":
+        return "JSON layout: no final newline (nbformat.writes leaves it out, nbformat.write adds it)"
+    ours, theirs = text.splitlines(keepends=True), canonical.splitlines(keepends=True)
+    line = next((i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b), min(len(ours), len(theirs)))
+    has = ours[line] if line < len(ours) else "(the end of the file)"
+    needs = theirs[line] if line < len(theirs) else "(the end of the file)"
+    return f"JSON layout: line {line + 1} is {has[:70]!r}, nbformat.write writes {needs[:70]!r}"
+
+
+def out_of_step(path: str | os.PathLike) -> list[str]:
+    """What ``python -m posenc.course fold`` would change in the notebook at ``path``: one line per cell
+    whose fold metadata is out of step (:func:`mismatches`), and one for a file not in the chapters'
+    JSON layout (:func:`layout_difference`). Empty when the file is as the command writes it; line
+    ends are the platform's, as ``nbformat.write`` writes them (the file is read as text). The command
+    and ``tests/test_folding.py`` both ask this function."""
+    text = Path(path).read_text(encoding="utf-8")
+    found = mismatches(nbformat.reads(text, as_version=4))
+    layout = layout_difference(text)
+    return [*found, layout] if layout else found
+
+
+def fold_notebook(text: str) -> str:
+    """The notebook JSON ``text`` with every cell's fold metadata set as :func:`expected_folds` says,
+    in the chapters' layout (:func:`notebook_text`).
+
+    Only ``metadata.jupyter`` of the cells changes, and the layout: a file another tool wrote (two-space
+    indent, ``\\u`` escapes, unsorted keys, no final newline) comes back as ``nbformat.write`` writes
+    it, with the same content (less the transient metadata that nbformat never writes).
     """
     data = json.loads(text)
-    if _dumps(data) != text and _dumps(data) != text + "\n":  # nbformat.writes leaves out the final newline
-        raise ValueError("the notebook is not in nbformat's JSON layout; rewrite it with nbformat first")
     expected = expected_folds(nbformat.reads(text, as_version=4))
     for cell, folds in zip(data["cells"], expected, strict=True):
         _set_folds(cell.setdefault("metadata", {}), folds)
-    return _dumps(data)
-
-
-def _dumps(data) -> str:
-    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    return notebook_text(data)
 
 
 def fold_files(source: Path, *, check: bool = False) -> dict[Path, list[str]]:
-    """Set the fold metadata of a notebook, or of every ``*.ipynb`` in a folder, in place.
+    """Set the fold metadata of a notebook, or of every ``*.ipynb`` in a folder, in place, and write
+    it in the chapters' JSON layout.
 
-    Returns, for each notebook that was out of step, its :func:`mismatches`; with ``check`` it
-    writes nothing and only reports.
+    Returns, for each notebook that was out of step, its :func:`out_of_step` lines (the cells, and
+    the layout); with ``check`` it writes nothing and only reports.
     """
     changed = {}
     for path in notebook_paths(source):
-        text = Path(path).read_text(encoding="utf-8")
-        found = mismatches(nbformat.reads(text, as_version=4))
+        found = out_of_step(path)
         if not found:
             continue
         changed[path] = found
         if not check:
             mode = Path(path).stat().st_mode
-            write_atomic(path, fold_notebook(text))
+            write_atomic(path, fold_notebook(Path(path).read_text(encoding="utf-8")))
             os.chmod(path, mode)  # keep the file's permissions (the temporary file was private)
     return changed

@@ -34,8 +34,7 @@ from pathlib import Path
 import nbformat
 
 from .._files import write_atomic
-from .data import ACTIVITIES
-from .exercises import EXERCISES
+from .coursework import ACTIVITIES, EXERCISES
 
 __all__ = ["FLAGGED", "grade_class", "grade_notebook", "judge_notebook", "model_answers"]
 

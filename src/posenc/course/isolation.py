@@ -17,7 +17,7 @@ import threading
 import time
 
 from . import switchoff
-from .results import CheckResult
+from .check_result import CheckResult
 
 __all__ = ["run_forked", "run_threaded"]
 

@@ -60,7 +60,7 @@ def _load(folder: Path | None) -> Key:
         return Key()
     if not folder.is_dir():
         raise FileNotFoundError(f"the answer key's folder {folder} does not exist (POSENC_COURSE_KEY)")
-    from .answers import Choices, Number
+    from .questions import Choices, Number
 
     answers, rubrics, predictions = {}, {}, {}
     for path in sorted(folder.glob("ch[0-9][0-9].py")):

@@ -26,7 +26,7 @@ __all__ = ["SealedChecks", "autograde_preprocessors"]
 
 
 def _exercise(cell) -> str | None:
-    from .data import ACTIVITIES
+    from .coursework import ACTIVITIES
 
     meta = cell.get("metadata", {}).get("nbgrader", {})
     grade_id = str(meta.get("grade_id", ""))

@@ -19,7 +19,7 @@ the autograder zip for Gradescope. In the master notebook:
   it grades every question from the submission's source in a process the student's code
   cannot reach, on the public and the hidden cases, and no student code runs in Otter's kernel;
 * each implementation exercise is a question (raw ``# BEGIN QUESTION`` with ``name`` = the
-  checker's name, ``points`` from the chapter's ``ACTIVITIES``, ``all_or_nothing: true``,
+  checker's name, ``points`` from the chapter's ``CHAPTER_ACTIVITIES``, ``all_or_nothing: true``,
   as the checker gives all points or none): the task's text; the solution cell, whose
   function keeps its signature and docstring while its body sits between
   ``# BEGIN SOLUTION NO PROMPT`` and ``# END SOLUTION``, followed by the prompt the student
@@ -53,7 +53,7 @@ from pathlib import Path
 import nbformat
 
 from .. import __version__
-from .data import ACTIVITIES
+from .coursework import ACTIVITIES
 from .editions import _BLOCK, _CHECK, _function_parts, _read, _walk, notebook_paths, stub_source
 from .engine import course_seed
 

@@ -39,7 +39,7 @@ class SealedGrades(AbstractOtterPlugin):
     verdicts: dict | None = None
 
     def _questions(self, results=None) -> dict[str, str]:
-        from .exercises import EXERCISES
+        from .coursework import EXERCISES
 
         config = self.plugin_config or {}
         questions = dict(config.get("questions") or {})
@@ -52,8 +52,8 @@ class SealedGrades(AbstractOtterPlugin):
     def before_execution(self, submission):
         import nbformat
 
+        from .coursework import EXERCISES
         from .engine import course_seed
-        from .exercises import EXERCISES
         from .grade import judge_notebook
 
         config = self.plugin_config or {}

@@ -10,7 +10,7 @@ a default argument, a closure, a class attribute, a dict of helpers, ``getattr``
 at call time, ``importlib.reload`` or a fresh load of the module file (new function objects
 with the same file), a copy of a code object (``types.FunctionType(f.__code__, ...)``), a
 sibling function that computes the same thing, the exercise's own reference and mistake
-models (they live in ``posenc/course/exercises``), and posenc's classes in ``posenc.nn``.
+models (they live in ``posenc/course/coursework``), and posenc's classes in ``posenc.nn``.
 
 The first call is remembered: a function that catches the error and goes on still fails the
 check, and one that switches the trace off (``sys.settrace(None)``) is caught when the window

@@ -145,8 +145,8 @@ class Claim:
     condition: Callable | None = None
     comparison: Compare | None = None
     verdict: str | None = None
-    # which results: "main" (the current protocol's files: lab/lookup.json, lab/passkey.json, lab/text.json,
-    # one per task) or "budget" (lab/lookup_budget.json)
+    # which results: "main" (the current protocol's files in chapters/data/lab/: lookup.json, passkey.json,
+    # text.json, one per task) or "budget" (chapters/data/lab/lookup_budget.json)
     results: str = "main"
 
     def __post_init__(self):

@@ -1,4 +1,4 @@
-/* posenc: answers in the page (see posenc.book.answers). Each prediction exercise's form lets the
+/* posenc: answers in the page (see posenc.book.answer_forms). Each prediction exercise's form lets the
    reader commit to an answer, then says whether it was right and opens the solution below it.
    Everything happens here, offline: the answer key is in the form's data-answer attribute. */
 (function () {

@@ -177,7 +177,7 @@ EXERCISE = Exercise(
 
 
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
-ACTIVITIES = (
+CHAPTER_ACTIVITIES = (
     implementation(EXERCISE, minutes=25),
     prediction("ex-ch14-predict-partial", 10),
     investigation("ex-ch14-gpt-oss", 20),

@@ -82,7 +82,7 @@ EXERCISE = Exercise(
 
 
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
-ACTIVITIES = (
+CHAPTER_ACTIVITIES = (
     implementation(EXERCISE, minutes=15),
     prediction("ex-ch03-sines-only", 10),
     investigation("ex-ch03-average-flips", 15),

@@ -59,7 +59,7 @@ EXERCISE = Exercise(
 
 
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
-ACTIVITIES = (
+CHAPTER_ACTIVITIES = (
     implementation(EXERCISE, minutes=15),
     prediction("ex-ch05-one-pair", 10),
     investigation("ex-ch05-half-width", 15),

@@ -101,7 +101,7 @@ EXERCISE = Exercise(
 
 
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
-ACTIVITIES = (
+CHAPTER_ACTIVITIES = (
     implementation(EXERCISE, minutes=20),
     prediction("ex-ch01-predict-mask", 10),
     investigation("ex-ch01-float16", 20),

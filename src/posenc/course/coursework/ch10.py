@@ -65,7 +65,7 @@ EXERCISE = Exercise(
 
 
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
-ACTIVITIES = (
+CHAPTER_ACTIVITIES = (
     implementation(EXERCISE, minutes=15),
     prediction("ex-ch10-predict", 15),
     investigation("ex-ch10-count", 15),

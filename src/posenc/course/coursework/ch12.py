@@ -3,7 +3,7 @@
 from ..activities import investigation, prediction
 
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
-ACTIVITIES = (
+CHAPTER_ACTIVITIES = (
     prediction("ex-ch12-predict", 15),
     investigation("ex-ch12-k", 25),
     investigation("ex-ch12-betas", 20),

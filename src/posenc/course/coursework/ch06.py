@@ -83,7 +83,7 @@ EXERCISE = Exercise(
 
 
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
-ACTIVITIES = (
+CHAPTER_ACTIVITIES = (
     implementation(EXERCISE, minutes=10),
     prediction("ex-ch06-predict-ratio", 10),
     investigation("ex-ch06-param-count", 15),

@@ -1,7 +1,7 @@
 """Answers in the page: a form before each prediction exercise's solution on the website.
 
 A prediction exercise whose activity declares an answer key (``answer=`` in
-:func:`posenc.course.activities.prediction`; :mod:`posenc.course.answers`) gets, right before its
+:func:`posenc.course.activities.prediction`; :mod:`posenc.course.questions`) gets, right before its
 solution dropdown, a form: a fieldset whose legend is the question, radio buttons (or a text field
 for a number), a "Check" button and a status line that screen readers announce (``role="status"``).
 ``_book_static/posenc-answers.js`` checks the answer in the browser (no kernel, no network), says
@@ -25,7 +25,7 @@ FILES = ("posenc-answers.css", "posenc-answers.js")
 
 def answer_keys() -> dict:
     """Exercise label -> its answer key, for every prediction that declares one."""
-    from ..course.data import ACTIVITIES
+    from ..course.coursework import ACTIVITIES
 
     return {label: a.answer for label, a in ACTIVITIES.items() if a.answer is not None}
 

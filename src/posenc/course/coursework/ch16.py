@@ -234,7 +234,7 @@ PACKED_POSITIONS = Exercise(
 
 
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
-ACTIVITIES = (
+CHAPTER_ACTIVITIES = (
     implementation(POSITION_IDS, minutes=15),
     implementation(PACKED_POSITIONS, minutes=15),
     prediction("ex-ch16-predict-continuing", 10),

@@ -9,7 +9,7 @@ A prediction exercise (:func:`posenc.course.activities.prediction`) may carry on
 
 Each key is written from the chapter's own solution, and ``tests/test_answers.py`` ties it to the
 chapter (a value the chapter computes, asserts or states). The book's Sphinx extension
-(:mod:`posenc.book.answers`) puts a form before the exercise's solution: the reader answers, presses
+(:mod:`posenc.book.answer_forms`) puts a form before the exercise's solution: the reader answers, presses
 "Check", is told whether the answer was right, and the solution opens. The notebooks are unchanged.
 """
 

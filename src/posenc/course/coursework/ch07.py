@@ -46,7 +46,7 @@ EXERCISE = Exercise(
 
 
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
-ACTIVITIES = (
+CHAPTER_ACTIVITIES = (
     implementation(EXERCISE, minutes=20),
     prediction("ex-ch07-predict-buckets", 15),
     investigation("ex-ch07-half-span", 15),

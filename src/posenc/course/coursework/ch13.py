@@ -199,7 +199,7 @@ PERMUTE_FOR_HALF = Exercise(
 
 
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
-ACTIVITIES = (
+CHAPTER_ACTIVITIES = (
     implementation(ROPE_HALF, minutes=15),
     implementation(PERMUTE_FOR_HALF, minutes=15),
     prediction("ex-ch13-predict-table", 10),

@@ -66,7 +66,7 @@ EXERCISE = Exercise(
 
 
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
-ACTIVITIES = (
+CHAPTER_ACTIVITIES = (
     implementation(EXERCISE, minutes=20),
     prediction("ex-ch04-predict-blocks", 15),
     investigation("ex-ch04-full-turn", 15),

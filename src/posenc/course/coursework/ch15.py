@@ -102,7 +102,7 @@ INTERPOLATE = Exercise(
 
 
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
-ACTIVITIES = (
+CHAPTER_ACTIVITIES = (
     prediction("ex-ch15-predict", 15),
     implementation(INTERPOLATE, minutes=20),
     investigation("ex-ch15-investigate", 25),

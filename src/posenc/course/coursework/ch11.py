@@ -162,7 +162,7 @@ TEMPERATURE = Exercise(
 
 
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
-ACTIVITIES = (
+CHAPTER_ACTIVITIES = (
     implementation(RAMP, minutes=25),
     implementation(TEMPERATURE, minutes=10),
     prediction("ex-ch11-double-l", 15),

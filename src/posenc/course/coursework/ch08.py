@@ -114,7 +114,7 @@ EXERCISE = Exercise(
 
 
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
-ACTIVITIES = (
+CHAPTER_ACTIVITIES = (
     implementation(EXERCISE, minutes=25),
     prediction("ex-ch08-predict-base", 15),
     investigation("ex-ch08-bfloat16", 20),

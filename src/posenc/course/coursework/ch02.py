@@ -134,7 +134,7 @@ EXERCISE = Exercise(
 
 
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
-ACTIVITIES = (
+CHAPTER_ACTIVITIES = (
     implementation(EXERCISE, minutes=20),
     prediction("ex-ch02-predict-base", 10),
     investigation("ex-ch02-turns", 15),

@@ -64,7 +64,7 @@ EXERCISE = Exercise(
 
 
 #: This chapter's exercises in the book's order, with points, minutes and rubrics.
-ACTIVITIES = (
+CHAPTER_ACTIVITIES = (
     implementation(EXERCISE, minutes=10),
     prediction("ex-ch09-predict", 15),
     investigation("ex-ch09-llama3", 15),
