@@ -29,7 +29,7 @@ __all__ = ["CheckResult", "TASK_STATEMENTS", "TaskStatement", "check"]
 class TaskStatement:
     """An implementation exercise as its task states it: no reference, no hidden cases, no mistakes.
 
-    The full exercise (reference, cases, mistakes) is a :class:`posenc.course.engine.Exercise`; a
+    The full exercise (reference, cases, mistakes) is a ``posenc.course.engine.Exercise``; a
     student sees only this."""
 
     name: str

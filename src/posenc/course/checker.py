@@ -11,7 +11,7 @@ __all__ = ["check"]
 def check(
     name: str, function, *, seed: int | None = None, timeout: float | None = None, quiet: bool = False
 ) -> CheckResult:
-    """Check a student's ``function`` for exercise ``name`` (a key of :data:`EXERCISES`).
+    """Check a student's ``function`` for exercise ``name`` (a key of ``posenc.course.coursework.EXERCISES``).
 
     Returns a :class:`CheckResult` whose ``status`` is "passed" when every case agrees with
     posenc. It never raises for anything the student's function does (an error, a wrong

@@ -15,16 +15,14 @@ import contextlib
 import math
 import numbers
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import switchoff
 from .inputs import form_label, materialize, unchanged
 
-if TYPE_CHECKING:
-    from .engine import Case, Exercise
-
+# ``exercise`` below is a posenc.course.engine.Exercise and ``case`` one of its Cases: not imported, not
+# even for type checkers, because the engine imports this module (one direction between the two).
 __all__ = [
     "Returned",
     "WrongType",
@@ -42,7 +40,7 @@ __all__ = [
     "tolerances",
 ]
 
-def reference_value(exercise: Exercise, kwargs: dict) -> np.ndarray:
+def reference_value(exercise, kwargs: dict) -> np.ndarray:
     """The reference's answer for a case, as a float array (NumPy or torch results alike)."""
     return as_array(exercise.reference(**{k: materialize(v, None) for k, v in kwargs.items()}))
 
@@ -143,7 +141,7 @@ class WrongType(Exception):
         self.message, self.hint = message, hint
 
 
-def _text_hint(exercise: Exercise) -> str:
+def _text_hint(exercise) -> str:
     if exercise.binary:
         return (
             "your bits are the characters '0' and '1' (text, e.g. from format(p, 'b') or bin(p)), "
@@ -158,7 +156,7 @@ _COMPLEX = (
 )
 
 
-def coerce(exercise: Exercise, value: Returned, expected: np.ndarray) -> np.ndarray:
+def coerce(exercise, value: Returned, expected: np.ndarray) -> np.ndarray:
     """The student's value as a float array, or :class:`WrongType` saying why it is not acceptable."""
     kind = value.type_name
     wanted = "a number" if exercise.returns == "float" else "an array of numbers"
@@ -195,7 +193,7 @@ def coerce(exercise: Exercise, value: Returned, expected: np.ndarray) -> np.ndar
     return got
 
 
-def tolerances(exercise: Exercise, value: Returned, kwargs: dict, expected: np.ndarray):
+def tolerances(exercise, value: Returned, kwargs: dict, expected: np.ndarray):
     rtol, atol = exercise.rtol, exercise.atol
     if value.dtype == "float32":  # a float32 result (angles in float64, say) is fine to float32 rounding
         scale = max(1.0, float(np.max(np.abs(expected), initial=0)))
@@ -239,7 +237,7 @@ def _rounded(value, dtype: str):
     return rounded.item() if np.ndim(value) == 0 else rounded
 
 
-def _rounding_hint(exercise: Exercise, kwargs: dict, got: np.ndarray, expected: np.ndarray) -> str | None:
+def _rounding_hint(exercise, kwargs: dict, got: np.ndarray, expected: np.ndarray) -> str | None:
     """An input rounded to float16 or bfloat16 (positions built in the activations' dtype, say)."""
     error = float(np.max(np.abs(got - expected), initial=0))
     for name, arg in exercise.args.items():
@@ -301,7 +299,7 @@ def _half_precision_hint(got: np.ndarray, expected: np.ndarray) -> str | None:
     )
 
 
-def diagnose(exercise: Exercise, case: Case, value: Returned, got: np.ndarray, expected: np.ndarray) -> str | None:
+def diagnose(exercise, case, value: Returned, got: np.ndarray, expected: np.ndarray) -> str | None:
     """The hint for a wrong answer of the right type and shape, or None when it is not recognised."""
     kwargs = case.kwargs
     hint = dtype_hint(value)

@@ -53,7 +53,7 @@ def _exercises(activities: dict[str, Activity]) -> dict[str, Exercise]:
 #: in the book's order.
 ACTIVITIES: dict[str, Activity] = _activities()
 
-#: Checker name -> its :class:`~posenc.course.engine.Exercise`, in the book's order.
+#: Checker name -> its ``posenc.course.engine.Exercise``, in the book's order.
 EXERCISES: dict[str, Exercise] = _exercises(ACTIVITIES)
 
 
