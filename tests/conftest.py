@@ -77,7 +77,7 @@ SLOW_FIXTURES = {"browser", "graded"}
 # that read the built book share one build (the ``built_book`` fixture: the first worker to ask
 # builds it under a file lock, the other waits and reads it), and they are handed out in an order
 # that keeps both workers busy: first the file that checks the build (its worker builds, about
-# 8 minutes), then every file that needs no book, then the browser files, which both workers
+# 6 minutes on a quiet machine), then every file that needs no book, then the browser files, which both workers
 # then share. (xdist's own ``loadgroup`` marks do not take effect with this pytest, hence a scheduler of
 # our own.)
 BOOK_FILES = {

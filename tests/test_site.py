@@ -193,6 +193,8 @@ def _visit(base: str, browser, name: str) -> dict:
         light = {"violations": violations, "code": low_contrast_code(page)}
         page.emulate_media(color_scheme="dark")
         page.wait_for_function("() => document.documentElement.dataset.theme === 'dark'", timeout=10_000)
+        # the theme's colours ease in (CSS transitions of 0.15 s): measure once every one has ended
+        page.wait_for_function("() => document.getAnimations().every(a => a.playState !== 'running')", timeout=10_000)
         response = Axe().run(page, context=WITHOUT_CODE, options={"runOnly": ["color-contrast"]}).response
         dark = {
             "theme": page.evaluate("() => document.documentElement.dataset.theme"),
