@@ -14,8 +14,10 @@ on disk), when every cell has run, as after JupyterLab's Run All (some prose quo
 cell below it computes):
 
 * every ``{eval}`` role's expression evaluated by ``get_ipython().user_expressions``, the very
-  function ipykernel calls for an execute request's ``user_expressions`` (ipykernel/ipkernel.py,
-  ``do_execute``), which is how jupyterlab-myst asks the kernel for them;
+  function ipykernel calls for an execute request's ``user_expressions``, which is how
+  jupyterlab-myst asks the kernel for them (ipykernel 7.4.0, pinned in requirements.txt,
+  ipykernel/ipkernel.py, ``do_execute``:
+  ``reply_content["user_expressions"] = shell.user_expressions(user_expressions or {})``);
 * every recorded explorer rendered at each state a reader can reach at its controls'
   extremes, at its defaults and at each frame of its website player, with the extent of its
   titles measured (:func:`check_recorded`), and its live form built to see that it opens at its
