@@ -7,7 +7,8 @@ a changelog and a corrections page that can be checked against the history.
   its README), names the book as ``_config.yml`` does, and the landing page's BibTeX, generated
   from it by ``posenc.book.citation``, carries the same fields.
 - ``posenc.__version__`` is the version of ``pyproject.toml`` (read from it), of ``CITATION.cff``
-  and of the newest release in ``CHANGELOG.md``.
+  and of the newest entry in ``CHANGELOG.md``; ``CITATION.cff`` gives that entry's release date,
+  or none while the entry is "Unreleased".
 - The corrections page is in the table of contents, every commit it names is in the history, the
   text it says was replaced is in the version before that commit, and its numbers are recomputed
   here: from NumPy's float16, from posenc, and from the lab's results files (the 3-seed file read
@@ -184,8 +185,11 @@ def test_citation_names_the_book_as_its_configuration_does_and_no_made_up_addres
     for work in (data, book):
         assert work["title"] == CONFIG["title"]
         assert work["authors"] == [{"name": CONFIG["author"]}]
-        assert work["version"] == data["version"] and work["date-released"] == data["date-released"]
-    assert data["license"] == "MIT" and book["license"] == "CC-BY-4.0"
+        assert work["version"] == data["version"] and work.get("date-released") == data.get("date-released")
+    # both licences at the top level (the text's and the code's); the book's citation is the text's
+    assert data["license"] == ["CC-BY-4.0", "MIT"] and book["license"] == "CC-BY-4.0"
+    if "date-released" not in book:  # an unreleased version: the year of the book's copyright
+        assert book["year"] == int(CONFIG["copyright"])
     # _config.yml names no public repository yet, so neither may the citation
     assert not CONFIG["repository"]["url"]
     text = CFF_PATH.read_text()
@@ -218,12 +222,16 @@ def test_bibtex_carries_the_fields_of_the_citation_file():
     assert unbrace(fields["title"]) == book["title"]
     assert fields["title"] == "{{" + book["title"] + "}}"  # capitals protected
     assert fields["author"] == "{{" + book["authors"][0]["name"] + "}}"  # an entity: one name, not split
-    year, month, _ = book["date-released"].split("-")
+    if "date-released" in book:
+        year, month, _ = book["date-released"].split("-")
+        assert fields["month"] == calendar.month_abbr[int(month)].lower()  # a BibTeX macro, unbraced
+    else:  # an unreleased version: its year, no month
+        year = str(book["year"])
+        assert "month" not in fields
     assert unbrace(fields["year"]) == year
-    assert fields["month"] == calendar.month_abbr[int(month)].lower()  # a BibTeX macro, unbraced
     assert unbrace(fields["note"]) == f"Version {book['version']}"
     assert key == "posenc" + year
-    assert set(fields) == {"title", "author", "year", "month", "note"}
+    assert set(fields) == {"title", "author", "year", "note"} | ({"month"} if "date-released" in book else set())
 
 
 def test_bibtex_of_people_special_characters_and_a_file_without_preferred_citation():
@@ -297,8 +305,9 @@ def test_the_citation_directive_says_which_file_is_missing(tmp_path):
 
 
 def changelog_releases() -> list[tuple[str, str]]:
-    """(version, date) of each release heading of CHANGELOG.md, in order."""
-    return re.findall(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d\d-\d\d)", CHANGELOG.read_text(), re.M)
+    """(version, date) of each release heading of CHANGELOG.md, in order; the date "Unreleased" for
+    a version not released yet."""
+    return re.findall(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d\d-\d\d|Unreleased)$", CHANGELOG.read_text(), re.M)
 
 
 def test_the_version_lives_in_the_package_and_everything_else_agrees():
@@ -310,7 +319,11 @@ def test_the_version_lives_in_the_package_and_everything_else_agrees():
     data = cff()
     assert data["version"] == version == data["preferred-citation"]["version"]
     newest, date = changelog_releases()[0]
-    assert newest == version and date == data["date-released"]
+    assert newest == version
+    if date == "Unreleased":  # no release date anywhere until it is released
+        assert "date-released" not in data and "date-released" not in data["preferred-citation"]
+    else:
+        assert date == data["date-released"] == data["preferred-citation"]["date-released"]
 
 
 def test_changelog_lists_each_release_once_newest_first():
@@ -318,7 +331,12 @@ def test_changelog_lists_each_release_once_newest_first():
     versions = [tuple(int(x) for x in v.split(".")) for v, _ in releases]
     assert versions == sorted(set(versions), reverse=True)
     assert [v for v, _ in releases][-1] == "0.1.0"
-    assert [d for _, d in releases] == sorted((d for _, d in releases), reverse=True)
+    assert "Unreleased" not in [d for _, d in releases[1:]]  # only the newest may be unreleased
+    dates = [d for _, d in releases if d != "Unreleased"]
+    assert dates == sorted(dates, reverse=True)
+    # every "## " heading of the changelog is a release heading the pattern reads
+    assert len(releases) == len(re.findall(r"^## ", CHANGELOG.read_text(), re.M))
+    assert "<!--" not in CHANGELOG.read_text()  # no note to its editor left in the file
 
 
 # --- the corrections page -----------------------------------------------------------------------
@@ -601,3 +619,32 @@ def test_chapter_12_numbers_of_the_0_4_0_corrections_from_the_earlier_protocol_f
     # plain RoPE against NoPE on passkey at 8L: below by more than 0.031 in 4 seeds, -0.012 in the fifth
     gaps = sorted(value("passkey", "rope", s, factor=8) - value("passkey", "nope", s, factor=8) for s in seeds)
     assert sum(g < -0.031 for g in gaps) == 4 and round(gaps[-1], 3) == -0.012
+
+
+def test_the_issue_44_corrections_recomputed():
+    """The numbers of the issue-44 corrections: chapter 12's held-out check (from the current
+    protocol's files and posenc.lab.claims) and p-RoPE against RoPE; chapter 14's DeepSeek defaults
+    (the quoted lines of tests/test_library_claims.py)."""
+    from test_library_claims import deepseek_args
+
+    from posenc import lab
+    from posenc.lab import claims
+
+    folder = ROOT / "chapters" / "data" / "lab"
+    runs = [run for task in lab.TASKS for run in lab.load_results(folder / f"{task}.json")["runs"]]
+    every = claims.CLAIMS + claims.PASSKEY_CLAIMS + claims.TEXT_CLAIMS
+    checked = {r["name"]: r for r in claims.check_claims(runs, every)}
+    tested = {n: r for n, r in checked.items() if r["held_out_check"]["passed"] is not None}
+    assert len(claims.HELD_OUT_SEEDS) == 2 and 0.5 ** len(claims.HELD_OUT_SEEDS) == 1 / 4
+    assert len(tested) == 85
+    identities = [n for n in tested if n.startswith(("dynamic-exact-within-L-", "dynamic-is-its-control-"))]
+    assert len(identities) == 6
+    one_test = ("ntk_at_dynamic-ahead-of-none-lookup", "dynamic-ahead-of-none-lookup")
+    assert checked[one_test[0]]["held_out_check"]["values"] == checked[one_test[1]]["held_out_check"]["values"]
+    distinct = [n for n in tested if n not in identities and n != one_test[1]]
+    assert len(distinct) == 78 and sum(bool(tested[n]["held_out_check"]["passed"]) for n in distinct) == 77
+    d = checked["p-rope-vs-rope-lookup"]["difference"]
+    assert d["verdict"] == "level" and (f"{d['low']:+.3f}", f"{d['high']:+.3f}") == ("+0.001", "+0.015")
+    assert (d["positive"], d["n"]) == (10, 12) and d["high"] < d["margin"] == 0.02
+    args = deepseek_args()
+    assert (args.max_seq_len, args.original_seq_len) == (16_384, 4_096)

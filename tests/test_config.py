@@ -452,8 +452,11 @@ def test_bad_values_get_errors_naming_the_field(change, error, field):
 def test_a_config_that_is_not_a_mapping_and_a_non_rope_zoo_model():
     with pytest.raises(TypeError, match="config"):
         posenc.from_config("config.json")
-    with pytest.raises(ValueError, match="learned"):
-        posenc.from_config(posenc.MODELS["GPT-2"])
+    # the zoo's GPT-2 is read as its model runs: a learned table of n_positions rows, added at the input
+    layers = posenc.from_config(posenc.MODELS["GPT-2"])
+    assert {layer.scheme for layer in layers} == {"learned"} and not any(layer.rope for layer in layers)
+    assert layers[0].position_params["table_size"] == posenc.MODELS["GPT-2"].config["n_positions"]
+    # its position fields alone (no model_type, no rope field) are not a RoPE config: one clear error
     with pytest.raises(ValueError, match="rope_theta"):
         posenc.from_config(posenc.MODELS["GPT-2"].config)
 

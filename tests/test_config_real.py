@@ -1,24 +1,29 @@
 """Real configs of released models (stored_configs: the zoo's in src/posenc/zoo_configs, the others in
 tests/data/configs, each with its source in its folder's SOURCES.json), read layer by layer.
 
-For each stored config: posenc's reading agrees with the reference library's own rotary class built from the
-full config (every layer type's speeds and attention factor) and with the library's tiny model of the same
-config made narrow (:func:`family_trace.shrink`: same layer count and pattern, head size and rope fields),
-layer by layer; ``python -m posenc explain`` reads it without error and reports what from_config reads.
+For each stored config, taken whole as stored (nested or flat: the reference library builds its own
+configuration class from it and takes its language model's sub-config, so its renaming of nested model types
+is part of what is compared): posenc's reading agrees with the reference library's own rotary class built
+from the full config (every layer type's speeds and attention factor) and with the library's tiny model of the
+same config made narrow (:func:`posenc.reference_check.check_against_reference`: same layer count and
+pattern, head size, windows and rope fields), layer by layer: rotation, sliding window and chunk size,
+softmax scale; ``python -m posenc explain`` reads it without error and reports what from_config reads.
 """
 
 import json
 
 import numpy as np
 import pytest
-from family_trace import compare, rotary_reference, shrink
+from family_trace import check, problems, rotary_reference
 from stored_configs import CONFIGS, FOLDERS, SOURCES, load
+from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
 import posenc
 from posenc.explain import explain
 
-#: Stored configs of families the reference library does not have (remote code): read generically, with a note.
-REMOTE_CODE = {"internlm2_5-7b"}
+#: Stored configs of families the reference library does not have (remote code: a model_type transformers does
+#: not know); posenc reads them with their own family rules or generically, with a note.
+REMOTE_CODE = {n for n in CONFIGS if load(n).get("model_type") not in CONFIG_MAPPING}
 
 
 def test_every_stored_config_names_its_source():
@@ -53,20 +58,38 @@ def test_at_least_fifteen_outside_the_zoo_across_the_kinds():
     assert zoo_types  # the zoo is typed too (every RoPE entry names its model_type)
 
 
-def text(config):
-    """The language model's config, with the model_type the reference library's text class has."""
-    from posenc.config_families import text_model_type
+#: Stored configs that do not agree with the reference library today, and why: each an expected failure of the
+#: two tests below, checked strictly. Empty it as posenc's reading (or the stored file) is fixed.
+REFERENCE_DISAGREES_TODAY = {
+    "Ministral-3-3B-2512": "the stored copy (mlc-llm's preset) names model_type 'ministral3', a text class, at the "
+    "top of a multimodal config (architectures Mistral3ForConditionalGeneration): transformers reads the top level "
+    "as that text class and leaves text_config a dict, so its check cannot run",
+    "DeepSeek-V4-Flash": "posenc's reading carries a note (compressed entries not modelled); the rotary module keys "
+    "its speeds by 'main' and 'compress', not by layer type, and the tiny model is over MAX_ELEMENTS: "
+    "tests/test_config_nested.py compares each layer's rotation with the module directly",
+}
 
-    raw = posenc.config.text_config(config)[0]
-    return {**raw, "model_type": text_model_type(raw.get("model_type"))}
+
+def with_reference(names) -> list:
+    return [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=REFERENCE_DISAGREES_TODAY[n]))
+        if n in REFERENCE_DISAGREES_TODAY
+        else n
+        for n in names
+        if n not in REMOTE_CODE
+    ]
 
 
-@pytest.mark.parametrize("name", [n for n in CONFIGS if n not in REMOTE_CODE])
+@pytest.mark.parametrize("name", with_reference(CONFIGS))
 def test_speeds_agree_with_the_reference_rotary_class(name):
-    raw = text(load(name))
-    reference = rotary_reference(raw)
+    raw = load(name)
     layers = posenc.from_config(raw)
+    if not any(layer.rope for layer in layers):  # no layer rotates: the library's model has no rotary class either
+        with pytest.raises(LookupError, match="no rotary class"):
+            rotary_reference(raw)
+        return
     assert layers.note is None, layers.note
+    reference = rotary_reference(raw)
     checked = 0
     for layer in layers:
         if not layer.rope:
@@ -81,10 +104,12 @@ def test_speeds_agree_with_the_reference_rotary_class(name):
     assert checked
 
 
-@pytest.mark.parametrize("name", [n for n in CONFIGS if n not in REMOTE_CODE])
+@pytest.mark.parametrize("name", with_reference(CONFIGS))
 def test_layer_by_layer_against_the_reference_model(name):
-    problems = compare(shrink(text(load(name))))
-    assert not problems, "\n".join(problems)
+    # rotation, sliding window and chunk size, softmax scale: one tiny model per config
+    result = check(load(name))
+    assert not problems(result), "\n".join(problems(result))
+    assert result.n_agree == result.n_layers == len(posenc.from_config(load(name)))
 
 
 def test_a_remote_code_config_is_read_generically_with_a_note():
@@ -94,6 +119,8 @@ def test_a_remote_code_config_is_read_generically_with_a_note():
     raw = load("internlm2_5-7b")
     layers = posenc.from_config(raw)
     assert layers.family == "generic" and "internlm2" in layers.note
+    result = check(raw)  # the reference library cannot check it: it says why
+    assert result.available and result.n_layers is None and "no model_type 'internlm2'" in result.reason
     # InternLM2's dynamic NTK is the library's "dynamic" rope for the same parameters
     reference = LlamaConfig(
         hidden_size=raw["hidden_size"],

@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+import transformers
 
 import posenc
 from posenc.__main__ import main
@@ -23,12 +24,23 @@ def write(tmp_path, config, name="config.json"):
 
 
 @pytest.mark.parametrize("name", ROPE)
-def test_explain_runs_on_every_zoo_model_and_agrees_with_from_config(name, tmp_path, capsys):
+def test_explain_runs_on_every_zoo_model_and_agrees_with_from_config_checked_layer_by_layer(name, tmp_path, capsys):
     config = dict(posenc.MODELS[name].config)
-    assert main(["explain", str(write(tmp_path, config))]) == 0
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    known = config["model_type"] in CONFIG_MAPPING  # else remote code (Qwen-1): the library cannot build it
+    assert main(["explain", str(write(tmp_path, config)), *(["--strict"] if known else [])]) == 0
     text = capsys.readouterr().out
     assert config["model_type"] in text and "Layers" in text
-    assert main(["explain", str(write(tmp_path, config)), "--json"]) == 0
+    # the second line: the reference library's own tiny model of the config agrees, layer by layer
+    n = len(posenc.from_config(config))
+    version = transformers.__version__
+    if known:
+        assert text.splitlines()[1] == f"checked against transformers {version}: {n} of {n} layers agree"
+    else:
+        assert text.splitlines()[1].startswith(f"not checked against transformers {version}: ")
+        assert repr(config["model_type"]) in text.splitlines()[1]
+    assert main(["explain", str(write(tmp_path, config)), "--json", "--no-check"]) == 0
     data = json.loads(capsys.readouterr().out)
     layers = posenc.from_config(config)
     assert data["n_layers"] == len(layers)
@@ -130,8 +142,118 @@ def test_no_warning_for_a_plain_config():
 def test_plot_writes_a_png(tmp_path, capsys):
     path = write(tmp_path, posenc.MODELS["gpt-oss-20b"].config)
     png = tmp_path / "wavelengths.png"
-    assert main(["explain", str(path), "--plot", str(png)]) == 0
+    assert main(["explain", "--no-check", str(path), "--plot", str(png)]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert capsys.readouterr().out.endswith(f"\nwrote {png}\n")
+
+
+def test_plot_writes_exactly_the_path_named_in_the_format_of_its_suffix(tmp_path, capsys):
+    # matplotlib appends ".png" to a name without a suffix unless told the format: explain tells it, so "fig"
+    # is the file written (PNG) and the one named in "wrote"; ".pdf" and ".SVG" (any case) name their formats
+    path = write(tmp_path, posenc.MODELS["gpt-oss-20b"].config)
+    for name, magic in (("fig", b"\x89PNG"), ("fig.pdf", b"%PDF"), ("fig.SVG", b"<?xml")):
+        assert main(["explain", "--no-check", str(path), "--plot", str(tmp_path / name)]) == 0
+        assert (tmp_path / name).read_bytes().startswith(magic), name
+        assert capsys.readouterr().out.endswith(f"\nwrote {tmp_path / name}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json", "fig", "fig.SVG", "fig.pdf"]
+    # with --json the output stays JSON: the file is written, no "wrote" line
+    assert main(["explain", "--no-check", str(path), "--json", "--plot", str(tmp_path / "j.png")]) == 0
+    assert json.loads(capsys.readouterr().out)["model_type"] == "gpt_oss" and (tmp_path / "j.png").is_file()
+
+
+# --- the header says how the config was read; the lengths; every number in --json ----------------------
+
+
+def test_the_header_says_which_rules_and_whose_class_defaults_read_the_config():
+    from posenc._family_defaults import TABLE, TRANSFORMERS_VERSION
+    from posenc.config_families import FAMILIES
+
+    # gpt_oss: a class posenc has defaults for but no rules of its own (the generic reading); llama4_text: rules
+    assert "gpt_oss" in TABLE and "gpt_oss" not in FAMILIES and "llama4_text" in FAMILIES
+    header = format_text(explain(posenc.MODELS["gpt-oss-20b"])).splitlines()[0]
+    assert header == (
+        "gpt_oss: 24 layers, read with posenc's generic rules (it has none of its own for gpt_oss) "
+        f"and transformers {TRANSFORMERS_VERSION}'s class defaults for gpt_oss"
+    )
+    assert "needs no rules" not in header
+    header = format_text(explain(posenc.MODELS["Llama-4-Scout-17B-16E-Instruct"])).splitlines()[0]
+    assert header.endswith(
+        f"read with posenc's rules for llama4_text and transformers {TRANSFORMERS_VERSION}'s "
+        "class defaults for llama4_text"
+    )
+    e = explain({**BASE, "model_type": "not_a_family"})
+    assert (
+        format_text(e)
+        .splitlines()[0]
+        .endswith("read with posenc's generic rules and the legacy fields of earlier configs; no class defaults")
+    )
+    assert e.as_dict()["reading"] == e.reading
+
+
+def test_an_unscaled_rotation_has_no_extended_length():
+    # no scaling: max_position_embeddings is not an extension of anything; it is shown as what it is
+    e = explain({**BASE, "max_position_embeddings": 4096})
+    (rotation,) = e.rotations.values()
+    assert not rotation.scaled and rotation.extended_length is None and rotation.max_position_embeddings == 4096
+    text = format_text(e)
+    slowest = 2 * math.pi * 10000.0 ** (62 / 64)  # pair 31 of a 64-dim head: 2 pi b^(2 * 31 / 64)
+    assert "against the extended length" not in text
+    assert (
+        f"against max_position_embeddings 4096: {4096 / slowest:.3g} turns (the rotation is not scaled: no extended "
+        "length)" in text
+    )
+    # YaRN stretches: the extended length is max_position_embeddings, as before
+    scaled = explain(
+        {
+            **BASE,
+            "max_position_embeddings": 16384,
+            "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096},
+        }
+    )
+    (rotation,) = scaled.rotations.values()
+    assert rotation.scaled and rotation.extended_length == 16384 and rotation.original_length == 4096
+    assert "against the extended length 16384" in format_text(scaled) and "not scaled" not in format_text(scaled)
+    assert rotation.as_dict()["scaling"] == {
+        "factor": 4.0,
+        "original_max_position_embeddings": 4096,
+    }
+
+
+def test_json_has_every_setting_of_each_group_as_a_number():
+    groups = {
+        tuple(g["layers"][:2]): g for g in explain(posenc.MODELS["Llama-4-Scout-17B-16E-Instruct"]).as_dict()["groups"]
+    }
+    rope, nope = groups[(0, 1)], groups[(3, 7)]
+    assert rope["attention_chunk_size"] == 8192 and rope["rope"] and rope["layout"] == "interleaved"
+    assert rope["direction"] == 1 and rope["temperature_tuning"] is None and rope["softmax_scale"] == 1.0
+    assert nope["temperature_tuning"] == {"floor_scale": 8192.0, "attn_scale": 0.1} and nope["rope"] is False
+    assert nope["layout"] is None and nope["layer_types"] == ["full_attention"]
+    # gpt-oss: the sliding layers' window as a number; DeepSeek-V3's softmax scale; Qwen3-VL's M-RoPE sections
+    windows = {g["sliding_window"] for g in explain(posenc.MODELS["gpt-oss-20b"]).as_dict()["groups"]}
+    assert windows == {128, None}
+    (group,) = explain(posenc.MODELS["DeepSeek-V3"]).as_dict()["groups"]
+    mscale = 0.1 * 1.0 * math.log(40) + 1  # yarn_get_mscale(40, mscale_all_dim = 1)
+    assert group["softmax_scale"] == pytest.approx(mscale**2, rel=1e-12)
+    (group,) = explain(posenc.MODELS["Qwen3-VL-4B"]).as_dict()["groups"]
+    assert group["mrope_section"] == [24, 20, 20] and group["mrope_interleaved"] is True
+    # Ministral 3's query scale and Qwen-1's log-n length
+    config = {
+        **BASE,
+        "model_type": "ministral3",
+        "max_position_embeddings": 262144,
+        "rope_parameters": {
+            "rope_type": "yarn",
+            "rope_theta": 1e6,
+            "factor": 16.0,
+            "original_max_position_embeddings": 16384,
+            "llama_4_scaling_beta": 0.1,
+        },
+    }
+    (group,) = explain(config).as_dict()["groups"]
+    assert group["llama_4_scaling"] == {"beta": 0.1, "original_max_position_embeddings": 16384}
+    qwen = {"num_hidden_layers": 2, "hidden_size": 32, "num_attention_heads": 2, "rotary_emb_base": 10000}
+    (group,) = explain({**qwen, "use_logn_attn": True, "seq_length": 64}).as_dict()["groups"]
+    assert group["logn_length"] == 64
 
 
 @pytest.mark.parametrize(
@@ -141,7 +263,7 @@ def test_plot_writes_a_png(tmp_path, capsys):
         ("{bad json", "not valid JSON"),
         ("[1, 2, 3]", "a JSON list, not an object"),
         ('{"name": "a tokenizer config"}', "needs 'num_hidden_layers'"),
-        ('{"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12}', "no RoPE base"),
+        ('{"num_hidden_layers": 2, "head_dim": 64}', "no RoPE base"),
         ('{"model_type": "llama", "num_hidden_layers": 2, "head_dim": 64, "rope_theta": "big"}', "rope_theta"),
     ],
 )
@@ -172,7 +294,7 @@ def test_a_real_process_answers_bad_input_with_one_line_and_no_traceback(tmp_pat
 
 def test_a_folder_is_read_through_its_config_json(tmp_path, capsys):
     write(tmp_path, posenc.MODELS["Qwen3-0.6B"].config)
-    assert main(["explain", str(tmp_path)]) == 0
+    assert main(["explain", "--no-check", str(tmp_path)]) == 0
     assert main(["explain", str(tmp_path / "missing")]) == 1
 
 
@@ -216,7 +338,7 @@ def test_explain_says_what_a_new_method_declares_title_factor_and_bands(toy_meth
             "original_max_position_embeddings": 1024,
         },
     }
-    assert main(["explain", str(write(tmp_path, config))]) == 0
+    assert main(["explain", "--no-check", str(write(tmp_path, config))]) == 0
     text = capsys.readouterr().out
     # title, s, L, the parameter it shows with its default, its note
     assert "RoPE on all 16 dims, base 10000, toy turn-count scaling s = 4 from L = 1024 (fast_turns 8; a toy)" in text
@@ -264,3 +386,59 @@ def test_an_alias_is_read_as_its_method():
     e = explain(config)
     assert "LongRoPE s = 2 from L = 4096 (short factors up to L, long factors past it)" in e.groups[0].description
     assert any(w.startswith("su: the short factors apply up to L = 4096 tokens") for w in e.warnings), e.warnings
+
+
+def test_the_check_names_a_layer_that_differs_and_strict_fails(tmp_path, capsys, monkeypatch):
+    import posenc.reference_check as reference_check
+
+    path = write(tmp_path, dict(posenc.MODELS["gpt-oss-20b"].config))
+    real = reference_check.check_against_reference
+
+    def wrong_window(config, seq_len=None, **kwargs):  # posenc's reading with layer 1 given a window it lacks
+        from posenc import config as config_module
+
+        original = config_module.from_config
+
+        def shifted(*args, **kw):
+            layers = original(*args, **kw)
+            layers[1] = __import__("dataclasses").replace(layers[1], sliding_window=77)
+            return layers
+
+        monkeypatch.setattr(config_module, "from_config", shifted)
+        try:
+            return real(config, seq_len=seq_len, **kwargs)
+        finally:
+            monkeypatch.setattr(config_module, "from_config", original)
+
+    monkeypatch.setattr(reference_check, "check_against_reference", wrong_window)
+    assert main(["explain", str(path)]) == 0  # without --strict the reading is printed with what differs
+    line = capsys.readouterr().out.splitlines()[1]
+    assert line.startswith(f"checked against transformers {transformers.__version__}: 23 of 24 layers agree")
+    assert "layer 1 (full_attention): sliding window: transformers None, posenc 77" in line
+    assert main(["explain", str(path), "--strict"]) == 3
+    captured = capsys.readouterr()
+    assert "sliding window" in captured.err and captured.err.count("\n") == 1
+
+
+def test_the_check_says_why_it_could_not_run_and_json_carries_it(capsys):
+    from stored_configs import FILES
+
+    path = FILES["internlm2_5-7b"]  # remote code: transformers has no such model_type
+    assert main(["explain", str(path), "--json"]) == 0
+    check = json.loads(capsys.readouterr().out)["reference_check"]
+    assert check["n_layers"] is None and "internlm2" in check["reason"] and check["line"].startswith("not checked")
+    assert main(["explain", str(path), "--strict"]) == 3
+    assert "not checked against transformers" in capsys.readouterr().err
+    assert main(["explain", str(path), "--no-check"]) == 0
+    assert "checked against" not in capsys.readouterr().out
+
+
+def test_the_readmes_example_is_what_the_command_prints(capsys):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    command = "$ .venv/bin/python -m posenc explain src/posenc/zoo_configs/Qwen3-Next-80B-A3B.json\n"
+    shown = readme.split(command, 1)[1].split("```", 1)[0].rstrip("\n").splitlines()
+    path = Path(posenc.__file__).parent / "zoo_configs" / "Qwen3-Next-80B-A3B.json"
+    assert main(["explain", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[: len(shown)] == shown

@@ -143,3 +143,25 @@ def test_the_bibliography_names_every_chapter_that_cites_a_work():
         if listed[title] != citing[title]
     }
     assert wrong == {}, f"bibliography entries whose chapter list differs from the chapters citing them: {wrong}"
+
+
+def test_yarns_temperature_t_is_used_only_where_the_notation_page_says():
+    """The notation page: YaRN's temperature $t$ is "used only in {doc}`11_yarn` and
+    {doc}`16_positions_in_practice`; in {doc}`14_reading_a_config` $t$ is M-RoPE's time id"."""
+    notation = (ROOT / "chapters" / "notation.md").read_text()
+    assert (
+        "used only in {doc}`11_yarn` and {doc}`16_positions_in_practice`; in "
+        "{doc}`14_reading_a_config` $t$ is M-RoPE's time id" in notation
+    )
+    yarn_t = re.compile(r"sqrt\{1/t\}|sqrt\(1/t\)|\b1/t\b|temperature \$t\$")
+    mrope_t = re.compile(r"\(t, h, w\)|t = h = w")
+    found = {"yarn": set(), "mrope": set()}
+    for path in NOTEBOOKS:
+        text = "\n".join(cell.source for cell in nbformat.read(path, as_version=4).cells)
+        for name, pattern in (("yarn", yarn_t), ("mrope", mrope_t)):
+            if pattern.search(text):
+                found[name].add(path.stem)
+    assert found == {
+        "yarn": {"11_yarn", "16_positions_in_practice"},
+        "mrope": {"14_reading_a_config"},
+    }

@@ -17,10 +17,16 @@ following the reference library (``transformers`` 5.23) for the config's ``model
   the rope parameters' own; rope parameters nested by layer type are read per type (an entry ``null``:
   those layers do not rotate); every softmax-attention layer rotates, with ``head_dim`` (else
   ``hidden_size // num_attention_heads``);
+* **class layer patterns**: where a config gives no ``layer_types`` and the family has no rule of its own,
+  the pattern the configuration class fills in (``posenc._family_defaults.LAYER_PATTERNS``, generated from the
+  classes: Gemma 2 alternates sliding and full layers), and the window on every layer for the models that build
+  one sliding mask for all layers (``WINDOW_EVERY_LAYER``: Mistral, Mixtral, StarCoder2, Phi-3, ...);
 * **family rules** (``FAMILIES``): what a family's ``modeling_*.py`` / ``configuration_*.py`` do
   differently, each naming its file: the layer pattern a config without ``layer_types`` gets, attention
   layers that skip the rotation (NoPE), layers that are linear attention, convolution, state space or
-  cross-attention (no positions), legacy fields, the head size that rotates, M-RoPE, query scales.
+  cross-attention (no positions), legacy fields, the head size that rotates, M-RoPE, query scales, a base the
+  modeling code hard-codes (GPT-J, CodeGen, RoFormer), the stacks of a model that runs several (Dia's and
+  Moonshine's encoder and decoder; BLT's patcher, local encoder, global transformer and local decoder).
 
 A ``model_type`` neither the table nor the rules know (or none) is read with the generic reading plus the
 legacy fields configs of earlier years use (``rotary_emb_base``, ``rotary_pct``, ``rotary_dim``,
@@ -35,10 +41,13 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from ._family_defaults import TABLE, TEXT_MODEL_TYPES
+from ._family_defaults import LAYER_PATTERNS, TABLE, TEXT_MODEL_TYPES, WINDOW_EVERY_LAYER
 from ._validation import check_int, show_value
 
 __all__ = ["FAMILIES", "MIXERS", "Family", "FamilyReading", "LayerPlan", "read_family", "text_model_type"]
+
+#: Layer types whose attention masks by ``config.sliding_window`` (the reference library's mask functions).
+SLIDING_TYPES = ("sliding_attention", "reference_sliding_attention")
 
 #: What mixes the tokens in a layer, by layer type name; a layer type not listed is softmax attention.
 MIXERS = {
@@ -96,7 +105,12 @@ class Family:
     * ``extras(config, i, layer_type, params) -> dict``: per-layer facts (``params``: the layer's rope parameters);
     * ``mrope``: ``(default mrope_section, interleaved, layout)`` for a family whose rotary class is M-RoPE;
     * ``layout(config) -> str``: "half" (``rotate_half``, pairs ``(i, i + d/2)``) or "interleaved" (pairs
-      ``(2i, 2i + 1)``: ``rotate_every_two``, the complex form, or a de-interleaving ``apply_rotary_pos_emb``).
+      ``(2i, 2i + 1)``: ``rotate_every_two``, the complex form, or a de-interleaving ``apply_rotary_pos_emb``);
+    * ``stacks(config) -> [(stack, sub_config), ...]``: a model of several stacks of layers (an encoder and a
+      decoder, BLT's patcher, local encoder, global transformer and local decoder), in the order the model runs
+      them; each ``sub_config`` (with its ``model_type``) is read as a config of its own and its layers carry
+      ``stack`` (:attr:`posenc.config.LayerPositions.stack`). A sub-config of the family's own ``model_type`` is
+      read with the family's other rules.
     """
 
     source: str
@@ -108,6 +122,7 @@ class Family:
     extras: Callable | None = None
     mrope: tuple | None = None
     layout: Callable | None = None
+    stacks: Callable | None = None
 
 
 def interleaved(config) -> str:
@@ -374,6 +389,25 @@ def _logn(config, i, layer_type, params):
 FAMILIES: dict[str, Family] = {}
 
 
+def _half_local_attention(config, i, layer_type, params):
+    """ModernBERT: a local layer sees ``local_attention // 2`` tokens each way (the class's ``sliding_window``)."""
+    if layer_type != "sliding_attention" or config.get("local_attention", 128) is None:
+        return {}
+    return {"sliding_window": _int_field({"local_attention": 128, **config}, "local_attention") // 2}
+
+
+def _window_on_every_layer(config, i, layer_type, params):
+    """Every attention layer masks by ``config.sliding_window`` (one sliding mask for the whole model)."""
+    return {"sliding_window": _int_field(config, "sliding_window")} if config.get("sliding_window") else {}
+
+
+def _attention_window(config, i, layer_type, params):
+    """RecurrentGemma: its attention blocks are local, ``attention_window_size`` tokens (the class's sliding_window)."""
+    if layer_type == "recurrent":
+        return {}
+    return {"sliding_window": _int_field({"attention_window_size": 2048, **config}, "attention_window_size")}
+
+
 def _register(names, family: Family) -> None:
     for name in names:
         FAMILIES[name] = family
@@ -627,6 +661,7 @@ for _name in ("modernbert", "modernbert-decoder"):
             rope_parameters=legacy_nested(
                 ("full_attention", "sliding_attention"), "global_rope_theta", "local_rope_theta"
             ),
+            extras=_half_local_attention,
         ),
     )
 _register(
@@ -674,6 +709,137 @@ _register(
 )
 
 
+#: DeepSeek V4's legacy ``compress_ratios`` per layer -> layer type (``configuration_deepseek_v4.py``).
+_V4_RATIO_TYPES = {0: "sliding_attention", 4: "compressed_sparse_attention", 128: "heavily_compressed_attention"}
+_V4_COMPRESSED = ("compressed_sparse_attention", "heavily_compressed_attention")
+
+
+def _v4_types(config, given):
+    """``layer_types``, else the legacy ``compress_ratios`` (0, 4, 128), else 2 HCA layers, then CSA and HCA in turn."""
+    n = n_layers(config)
+    if given is None and config.get("compress_ratios") is not None:
+        ratios = config["compress_ratios"]
+        if not isinstance(ratios, list | tuple) or any(r not in _V4_RATIO_TYPES for r in ratios):
+            raise ValueError(
+                f"config['compress_ratios'] must be a list of 0, 4 or 128 (one per layer), got {show_value(ratios)}"
+            )
+        given = [_V4_RATIO_TYPES[r] for r in ratios]
+    if given is None:
+        interleave = [_V4_COMPRESSED[0] if i % 2 else _V4_COMPRESSED[1] for i in range(max(n - 2, 0))]
+        given = [_V4_COMPRESSED[1]] * min(n, 2) + interleave
+    if len(given) < n:
+        raise ValueError(f"config's layer types must cover every layer ({n}), got {len(given)}")
+    return list(given[:n])
+
+
+def _v4_partial(config) -> tuple[float, str]:
+    if config.get("partial_rotary_factor") is not None:
+        return config["partial_rotary_factor"], "config['partial_rotary_factor']"
+    if config.get("qk_rope_head_dim") is not None:  # the legacy field: qk_rope_head_dim / head_dim
+        return _int_field(config, "qk_rope_head_dim", minimum=2) / _int_field(config, "head_dim"), (
+            "config['qk_rope_head_dim'] / head_dim"
+        )
+    return 64 / 512, "the class default (64 / 512)"
+
+
+def _v4_rope_parameters(config, raw, layer_types, entry):
+    """``DeepseekV4Config.__post_init__``: "main" rope for the sliding layers, "compress" for CSA and HCA.
+
+    main: the default rope with ``rope_theta``; compress: the rope parameters given (YaRN in the released
+    configs) with ``compress_rope_theta`` (default 160000), ``attention_factor`` 1.0 for YaRN (V4 does not
+    multiply cos and sin by YaRN's temperature). Both rotate ``partial_rotary_factor`` of ``head_dim``.
+    """
+    scaling, source = generic_rope_parameters(config, raw, layer_types, entry)
+    partial, partial_field = _v4_partial(config)
+    if isinstance(scaling.get("main"), Mapping) and isinstance(scaling.get("compress"), Mapping):
+        main, compress = dict(scaling["main"]), dict(scaling["compress"])
+    else:
+        flat = {k: v for k, v in scaling.items() if k not in ("main", "compress") and not k.startswith("_")}
+        if "type" in flat and "rope_type" not in flat:  # standardize_rope_params: the legacy "type" key
+            flat["rope_type"] = flat["type"]
+        theta = raw.get("rope_theta", entry["default_theta"] if entry else 10000.0)
+        main = {"rope_type": "default", "rope_theta": theta, "partial_rotary_factor": partial}
+        compress = {**flat, "rope_theta": config.get("compress_rope_theta", 160000.0), "partial_rotary_factor": partial}
+        compress.setdefault("rope_type", "default")
+        if compress["rope_type"] == "yarn":
+            compress.setdefault("attention_factor", 1.0)
+        compress["_theta_field"] = (
+            "config['compress_rope_theta']" if raw.get("compress_rope_theta") is not None else "the class default"
+        )
+    for params in (main, compress):
+        params.setdefault("partial_rotary_factor", partial)
+        params.setdefault("_partial_field", partial_field)
+    nested = {"sliding_attention": main, **{kind: compress for kind in _V4_COMPRESSED}}
+    return {k: v for k, v in nested.items() if k in layer_types}, source
+
+
+def _v4_extras(config, i, layer_type, params):
+    """Every layer attends through one sliding mask (``sliding_window``); the rope slice is the head's last part."""
+    return {"sliding_window": _int_field(config, "sliding_window"), "rotated_part": "trailing"}
+
+
+_register(
+    ["deepseek_v4"],
+    Family(
+        source=_modeling(
+            "deepseek_v4",
+            "main rope on sliding layers, compress rope (compress_rope_theta, YaRN) on CSA/HCA; the last "
+            "partial_rotary_factor * head_dim dims rotate, in interleaved pairs; one sliding-window mask",
+        ),
+        layer_types=_v4_types,
+        rope_parameters=_v4_rope_parameters,
+        extras=_v4_extras,
+        layout=interleaved,
+    ),
+)
+
+
+def _kimi_linear_types(config, given):
+    """``layer_types``, else ``linear_attn_config``'s 1-based ``full_attn_layers`` and ``kda_layers``, else 4th full."""
+    if given is not None:
+        return given
+    n = n_layers(config)
+    linear = config.get("linear_attn_config") or {}
+    if not isinstance(linear, Mapping):
+        raise TypeError(f"config['linear_attn_config'] must be a mapping, got {show_value(linear)}")
+    if "full_attn_layers" in linear and "kda_layers" in linear:
+        types: list = [None] * n
+        for kind, key in (("full_attention", "full_attn_layers"), ("linear_attention", "kda_layers")):
+            for layer in linear[key]:
+                if not isinstance(layer, int) or not 1 <= layer <= n:
+                    raise ValueError(
+                        f"config['linear_attn_config']['{key}'] must hold layer numbers 1 .. {n} (1-based), "
+                        f"got {show_value(layer)}"
+                    )
+                types[layer - 1] = kind
+        missing = [i + 1 for i, t in enumerate(types) if t is None]
+        if missing:
+            raise ValueError(
+                f"config['linear_attn_config'] names no type for layers {missing[:5]} (1-based): "
+                "each layer must be in full_attn_layers or kda_layers"
+            )
+        return types
+    return ["full_attention" if i and i % 4 == 0 else "linear_attention" for i in range(n)]
+
+
+def _kimi_linear_head_dim(config, layer_type=None):
+    """MLA's query-key width, ``qk_nope_head_dim + qk_rope_head_dim`` (class defaults 128 and 64)."""
+    widths = {"qk_nope_head_dim": 128, "qk_rope_head_dim": 64}  # KimiLinearConfig's defaults
+    return sum(_int_field({**widths, **config}, key) for key in widths)
+
+
+_register(
+    ["kimi_linear"],
+    Family(
+        source=_modeling(
+            "kimi_linear", "KDA (linear attention) layers and MLA full-attention layers; no rotary embedding at all"
+        ),
+        layer_types=_kimi_linear_types,
+        rotates=never_rotates,
+        head_dim=_kimi_linear_head_dim,
+    ),
+)
+
 def _mla_head_dim(config, layer_type=None):
     """Mistral 4: ``head_dim = qk_nope_head_dim + qk_rope_head_dim``; the partial factor leaves the rope part."""
     return int(config.get("qk_nope_head_dim") or 0) + int(config.get("qk_rope_head_dim") or 0) or generic_head_dim(
@@ -719,8 +885,16 @@ _register(
         extras=_query_scale_llama_4_beta,
     ),
 )
-for _name in ("ernie4_5", "ernie4_5_moe", "glm", "glm4", "helium", "openai_privacy_filter"):
+for _name in ("ernie4_5", "ernie4_5_moe", "glm", "glm4", "helium"):
     _register([_name], Family(source=_modeling(_name, "rotate_half pairs (2i, 2i+1)"), layout=interleaved))
+_register(
+    ["openai_privacy_filter"],
+    Family(
+        source=_modeling("openai_privacy_filter", "rotate_half pairs (2i, 2i+1); one bidirectional sliding mask"),
+        layout=interleaved,
+        extras=_window_on_every_layer,
+    ),
+)
 _register(["nanochat"], Family(source=_modeling("nanochat", "rotate_half = cat(x2, -x1)"), extras=_direction_reversed))
 _register(
     ["qwen3_next"],
@@ -826,6 +1000,7 @@ _register(
         source=_configuration("recurrent_gemma", "block_types (recurrent, recurrent, attention) repeated"),
         layer_types=_recurrent_gemma_types,
         mixer=lambda c, i, t: "recurrence" if t == "recurrent" else "attention",
+        extras=_attention_window,
     ),
 )
 for _name in ("muse_spark_text", "muse_glimmer_text"):
@@ -867,10 +1042,6 @@ _register(
     Family(source=_modeling("mllama", "cross_attention_layers attend to the image, without RoPE"), mixer=_mllama_mixer),
 )
 _register(
-    ["kimi_linear"],
-    Family(source=_modeling("kimi_linear", "MLA with NoPE: no layer rotates"), rotates=never_rotates),
-)
-_register(
     ["qwen"],
     Family(
         source="Qwen-1 remote code, modeling_qwen.py (QWenAttention: rotary_emb_base, rotary_pct of kv_channels, "
@@ -881,6 +1052,304 @@ _register(
     ),
 )
 
+
+# --- models whose rotation the modeling code hard-codes, or that run several stacks ------------------------------
+
+
+def _hidden_over_heads(config: Mapping, layer_type=None) -> int:
+    """``hidden_size // num_attention_heads`` (the modeling code's head size; a ``head_dim`` field is not read)."""
+    return generic_head_dim({k: v for k, v in config.items() if k != "head_dim"})
+
+
+def _hard_coded_rope(base: float, where: str, rotary_dim: str | None) -> Callable:
+    """A rotation that reads no rope field of the config: ``base`` hard-coded in the modeling code (``where``), the
+    first ``config[rotary_dim]`` dimensions of each head rotating (the whole head where ``rotary_dim`` is None).
+
+    GPT-J and CodeGen build ``create_sinusoidal_positions(max_positions, rotary_dim or n_embd)``: a null
+    ``rotary_dim`` rotates a table as wide as the whole embedding, which fits the heads only when ``n_head`` is 1
+    (the library fails on any other config, and so does this reading).
+    """
+
+    def convert(config, raw, layer_types, entry):
+        params = {"rope_type": "default", "rope_theta": base, "_theta_field": f"the base hard-coded in {where}"}
+        if rotary_dim is None:
+            return params, "rope_parameters"
+        if config.get(rotary_dim) is None:
+            heads_key = _first(config, ("num_attention_heads", "n_head"))
+            if heads_key is not None and _int_field(config, heads_key) != 1:
+                raise ValueError(
+                    f"config['{rotary_dim}'] is null: {where} then rotates a table as wide as the whole embedding "
+                    f"(n_embd), which fits a head only when config['{heads_key}'] is 1 (transformers fails on this "
+                    "config too); give rotary_dim"
+                )
+            return params, "rope_parameters"
+        params["_rotary_dim"] = config[rotary_dim]
+        return params, "rope_parameters"
+
+    return convert
+
+
+for _name in ("gptj", "codegen"):
+    _register(
+        [_name],
+        Family(
+            source=_modeling(
+                _name,
+                "create_sinusoidal_positions: inv_freq = 1.0 / (10000 ** (torch.arange(0, dim, 2, "
+                "dtype=torch.int64) / dim)) with dim = rotary_dim; rotate_every_two pairs (2i, 2i+1) on the first "
+                "rotary_dim dims of each head; no rope field of the config is read",
+            ),
+            rope_parameters=_hard_coded_rope(10000.0, _modeling(_name, "create_sinusoidal_positions"), "rotary_dim"),
+            head_dim=_hidden_over_heads,
+            layout=interleaved,
+        ),
+    )
+_register(
+    ["roformer"],
+    Family(
+        source=_modeling(
+            "roformer",
+            "RoFormerSinusoidalPositionalEmbedding.create_weight: pos / np.power(10000, 2 * (j // 2) / dim) with "
+            "dim = hidden_size // num_attention_heads; apply_rotary_position_embeddings pairs (2i, 2i+1); "
+            "rotary_value also rotates the values, which posenc does not model",
+        ),
+        rope_parameters=_hard_coded_rope(10000.0, _modeling("roformer", "RoFormerSinusoidalPositionalEmbedding"), None),
+        head_dim=_hidden_over_heads,
+        layout=interleaved,
+    ),
+)
+
+
+def _rope_per_layer_type(family: str) -> Callable:
+    """``rope_parameters`` nested by layer type, an entry for every layer type of the config (null: no rotation).
+
+    Cohere Compass's rotary class reads ``config.rope_parameters[layer_type]`` for each layer type and nothing
+    else (no ``rope_theta`` default, no legacy ``rope_scaling``); a flat dict or the class default ``{}`` fails
+    there with a KeyError, and is refused here.
+    """
+
+    def convert(config, raw, layer_types, entry):
+        params = raw.get("rope_parameters")
+        kinds = list(dict.fromkeys(layer_types))
+        if not isinstance(params, Mapping) or any(kind not in params for kind in kinds):
+            raise ValueError(
+                f"config['rope_parameters'] must hold an entry for each layer type of the config ({kinds}; null: "
+                f"those layers do not rotate), got {show_value(params)}: {family} reads "
+                "rope_parameters[layer_type], and transformers fails on this config too"
+            )
+        out = {}
+        for kind in kinds:
+            if params[kind] is not None and not isinstance(params[kind], Mapping):
+                raise TypeError(
+                    f"config['rope_parameters']['{kind}'] must be a mapping or null, got {show_value(params[kind])}"
+                )
+            out[kind] = None if params[kind] is None else copy.deepcopy(dict(params[kind]))
+        return out, "rope_parameters"
+
+    return convert
+
+
+_register(
+    ["cohere_compass_text"],
+    Family(
+        source=_modeling(
+            "cohere_compass",
+            "CohereCompassRotaryEmbedding: rope_parameters[layer_type] per layer type (null: no rotation), "
+            "recomposition_frequencies as Qwen3-VL's interleaved M-RoPE, mrope_section default [24, 20, 20]; "
+            "rotate_half; sliding_window on the sliding layers",
+        ),
+        rope_parameters=_rope_per_layer_type("CohereCompassRotaryEmbedding"),
+        extras=_window,
+        mrope=((24, 20, 20), True, "half"),
+    ),
+)
+
+
+def _glm4_moe_head_dim(config, layer_type=None) -> int:
+    """``getattr(config, "head_dim", config.hidden_size // config.num_attention_heads)``: Glm4MoeConfig has no
+    ``head_dim`` field, so a config without one rotates ``hidden_size // num_attention_heads`` (floor division:
+    42 for the class defaults 4096 and 96)."""
+    if config.get("head_dim"):
+        return _int_field(config, "head_dim", minimum=2)
+    return _int_field(config, "hidden_size") // _int_field(config, "num_attention_heads")
+
+
+def _odd_width_rope(head_dim: Callable) -> Callable:
+    """The generic reading; an odd rotated width ``d = int(head_dim * partial_rotary_factor)`` read as the model runs.
+
+    The rotary modules of GLM-4.5 and Moonshine (as the library's default rope) compute ``d // 2 + 1`` speeds
+    ``base ** (-2i / d)``, and ``apply_rotary_pos_emb`` rotates ``cos.shape[-1] = d + 1`` dimensions: the rotation of
+    the even width ``d + 1`` at the base ``base ** ((d + 1) / d)``, which has the same speeds. Only for the default
+    rope type (the other methods depend on the width otherwise than through ``base ** (-2i / d)``).
+    """
+
+    def convert(config, raw, layer_types, entry):
+        params, source = generic_rope_parameters(config, raw, layer_types, entry)
+        if _nested_keys(params, layer_types) or params.get("rope_theta") is None:
+            return params, source
+        head = head_dim(config)
+        partial = params.get("partial_rotary_factor", 1.0)
+        if not isinstance(partial, int | float) or isinstance(partial, bool):
+            return params, source
+        width = int(head * partial)
+        if width % 2 == 0 or width + 1 > head:
+            return params, source
+        kind = params.get("rope_type", params.get("type", "default"))
+        if kind != "default":
+            raise ValueError(
+                f"head_dim {head} and partial_rotary_factor {partial} give an odd rotated width {width}: transformers "
+                f"then rotates {width + 1} dimensions at the speeds of a {width}-wide rotation, which posenc reads "
+                f"for rope_type 'default' only (got {kind!r})"
+            )
+        params["rope_theta"] = float(params["rope_theta"]) ** ((width + 1) / width)
+        params["partial_rotary_factor"] = min(1.0, (width + 1.5) / head)  # int(head * factor) = width + 1
+        params["_partial_field"] = f"the odd width int({head} * {partial}) = {width}, rotated as {width + 1}"
+        return params, source
+
+    return convert
+
+
+_register(
+    ["glm4_moe"],
+    Family(
+        source=_modeling(
+            "glm4_moe",
+            'Glm4MoeAttention: self.head_dim = getattr(config, "head_dim", config.hidden_size // '
+            "config.num_attention_heads); an odd int(head_dim * partial_rotary_factor) rotates one dimension more "
+            "at the same speeds (read with the base raised to (d + 1) / d)",
+        )
+        + "; "
+        + _configuration("glm4_moe", "partial_rotary_factor 0.5, no head_dim field"),
+        rope_parameters=_odd_width_rope(_glm4_moe_head_dim),
+        head_dim=_glm4_moe_head_dim,
+    ),
+)
+
+
+def _sub_config(config: Mapping, key: str, model_type: str) -> dict:
+    """``config[key]`` (a composite's sub-config; the class default where absent), read as ``model_type``."""
+    sub = config.get(key)
+    if sub is None:
+        sub = {}
+    if not isinstance(sub, Mapping):
+        raise TypeError(f"config['{key}'] must be a mapping (the {model_type} config), got {show_value(sub)}")
+    return {**dict(sub), "model_type": model_type}
+
+
+def _dia_stacks(config):
+    """Dia's text encoder (bidirectional) and audio decoder: ``encoder_config`` and ``decoder_config``."""
+    return [
+        ("encoder", _sub_config(config, "encoder_config", "dia_encoder")),
+        ("decoder", _sub_config(config, "decoder_config", "dia_decoder")),
+    ]
+
+
+_register(
+    ["dia"],
+    Family(
+        source=_modeling("dia", "DiaEncoder and DiaDecoder, each with its DiaRotaryEmbedding from its own sub-config"),
+        stacks=_dia_stacks,
+    ),
+)
+
+
+def _moonshine_stacks(config):
+    """Moonshine's audio encoder and text decoder, both read from the one flat config.
+
+    ``MoonshineAttention.__init__`` writes its head count into the shared config
+    (``config.update({"num_attention_heads": num_attention_heads, ...})``, and ``num_attention_heads`` is
+    ``decoder_num_attention_heads`` through the attribute map); the encoder is built first, so every layer and
+    both rotary modules run with ``hidden_size // encoder_num_attention_heads``.
+    """
+    heads = config.get("encoder_num_attention_heads", 8)  # MoonshineConfig's default
+    parts = []
+    for stack in ("encoder", "decoder"):
+        layers_key = f"{stack}_num_hidden_layers"
+        sub = {k: v for k, v in config.items() if k not in ("num_hidden_layers", "num_attention_heads")}
+        sub["num_hidden_layers"] = config.get(layers_key, 6)  # MoonshineConfig's default
+        sub["num_attention_heads"] = heads
+        parts.append((stack, sub))
+    return parts
+
+
+_register(
+    ["moonshine"],
+    Family(
+        source=_modeling(
+            "moonshine",
+            "MoonshineEncoder and MoonshineDecoder: one MoonshineRotaryEmbedding each, partial_rotary_factor 0.9, "
+            "rotate_half pairs (2i, 2i+1); MoonshineAttention writes its head count into the shared config; an odd "
+            "int(head_dim * 0.9) rotates one dimension more at the same speeds",
+        ),
+        rope_parameters=_odd_width_rope(generic_head_dim),
+        layout=interleaved,
+        stacks=_moonshine_stacks,
+    ),
+)
+
+
+def _blt_types(config, given):
+    """BLT's masks: ``create_sliding_window_causal_mask`` where the part's ``sliding_window`` is set (the patcher's own;
+    the local encoder's and decoder's: ``local_attention_window_len``, set by ``_blt_stacks``), else causal."""
+    if given is not None:
+        return given
+    kind = "sliding_attention" if config.get("sliding_window") is not None else "full_attention"
+    return [kind] * n_layers(config)
+
+
+#: BltConfig's class defaults of the fields that decide its stacks (``configuration_blt.py``).
+_BLT_DEFAULTS = {"patch_in_forward": True, "local_attention_window_len": 512}
+
+
+def _blt_stacks(config):
+    """BLT's stacks, in the order ``BltModel.forward`` runs them.
+
+    The patcher (an entropy model over the bytes, when ``patch_in_forward``), the local encoder (over the bytes),
+    the global transformer (over the patches: its positions count patches, ``global_position_ids``) and the local
+    decoder (over the bytes, with the local encoder's mask). The local encoder's and decoder's mask is sliding with
+    ``local_attention_window_len`` (``BltConfig.__post_init__`` sets ``encoder_config.sliding_window`` to it), causal
+    where it is null; the global transformer's is causal.
+    """
+    config = {**_BLT_DEFAULTS, **config}
+    window = config["local_attention_window_len"]
+    parts = []
+    if config["patch_in_forward"]:
+        parts.append(("patcher", _sub_config(config, "patcher_config", "blt_patcher")))
+    for stack, key, model_type in (
+        ("local_encoder", "encoder_config", "blt_local_encoder"),
+        ("global_transformer", "global_config", "blt_global_transformer"),
+        ("local_decoder", "decoder_config", "blt_local_decoder"),
+    ):
+        sub = _sub_config(config, key, model_type)
+        if stack == "global_transformer":
+            sub.pop("sliding_window", None)
+        else:
+            sub["sliding_window"] = window
+        sub.pop("layer_types", None)
+        parts.append((stack, sub))
+    return parts
+
+
+_BLT_SOURCE = "BltRotaryEmbedding: emb = torch.repeat_interleave(freqs, 2, dim=-1); rotate_half pairs (2i, 2i+1)"
+for _name in ("blt_patcher", "blt_local_encoder", "blt_global_transformer", "blt_local_decoder"):
+    _register(
+        [_name],
+        Family(
+            source=_modeling("blt", _BLT_SOURCE + "; the mask is sliding where sliding_window is set"),
+            layer_types=_blt_types,
+            extras=_window,
+            layout=interleaved,
+        ),
+    )
+_register(
+    ["blt"],
+    Family(
+        source=_modeling("blt", "BltModel: patcher, local encoder, global transformer (over patches), local decoder")
+        + "; "
+        + _configuration("blt", "local_attention_window_len 512 is the local encoder's and decoder's window"),
+        stacks=_blt_stacks,
+    ),
+)
 
 # --- the generic reading, and the legacy fields of unknown configs ------------------------------------------
 
@@ -989,7 +1458,27 @@ LEGACY = Family(
     rotates=rotates_unless_no_rope,
     extras=_legacy_extras,
 )
-_GENERIC = Family(source="the generic reading (transformers' base classes)", extras=_window)
+def _generic_rope_parameters(config, raw, layer_types, entry):
+    """The generic reading, plus a ``rotary_dim`` field where the config (or its class) has one and no partial
+    factor: MiniMax-M2's class turns it into ``partial_rotary_factor = rotary_dim / head_dim``, GPT-J's and
+    CodeGen's models rotate ``rotary_dim`` dimensions (``configuration_minimax_m2.py``, ``modeling_gptj.py``)."""
+    params, source = generic_rope_parameters(config, raw, layer_types, entry)
+    if (
+        config.get("rotary_dim") is not None
+        and not _nested_keys(params, layer_types)
+        and params.get("_partial_field") in (None, "the class default")
+        and raw.get("partial_rotary_factor") is None
+        and "partial_rotary_factor" not in (raw.get("rope_parameters") or {})
+    ):
+        params.pop("partial_rotary_factor", None)
+        params.pop("_partial_field", None)
+        params["_rotary_dim"] = config["rotary_dim"]
+    return params, source
+
+
+_GENERIC = Family(
+    source="the generic reading (transformers' base classes)", rope_parameters=_generic_rope_parameters, extras=_window
+)
 
 
 def _standardize(params: dict, config: Mapping, entry) -> dict:
@@ -1022,11 +1511,64 @@ KNOWN_GAPS: dict[str, str] = {
     "bailing_hybrid": "the full-attention layers' rotation differs from the reference library's",
     "neomme": "the full-attention layers' partial rotation differs from the reference library's",
     "beam": "its full-attention layers run without rotation but with a position-dependent attention scaling",
+    "hrm_text": (
+        "the reference runs its two stacks in cycles (num_hidden_layers becomes layers per stack x H_cycles x "
+        "(L_cycles + 1)), which posenc does not unroll"
+    ),
+    "minimax_m3_vl_text": "its rotation differs from the reference library's (not yet traced to its cause)",
     "dbrx": "its attention settings live in a nested attn_config that posenc does not read",
-    "deepseek_v4": "its compressed-attention layer types are not read",
+    "deepseek_v4": (
+        "its compressed layers also attend to compressed entries of the whole history (one per 4 or 128 tokens, "
+        "rotated at their block's position), which posenc does not model"
+    ),
     "dots3_note_text": "its per-layer configs are not read",
     "diffusion_gemma_text": "its per-layer configs are not read",
 }
+
+
+def class_layer_types(model_type: str | None, config: Mapping) -> tuple[list[str] | None, str | None]:
+    """(layer types, note) as the reference's configuration class fills them in for a config without ``layer_types``.
+
+    Replays ``posenc._family_defaults.LAYER_PATTERNS[model_type]`` (generated from the class by
+    ``tests/transformers_families.py``): layer ``i`` of ``n`` takes ``pattern[i % p]`` (or ``pattern[(n-1-i) % p]``),
+    the last layer the class's forced type, the period from the class's period field when the config sets it. Where
+    the class's pattern also depends on other fields the config sets to other values than the class's, or where no
+    pattern reproduces the class, it returns ``(None, note)``: the note says the reading may differ.
+    """
+    rule = LAYER_PATTERNS.get(model_type)
+    if rule is None:
+        return None, None
+    if rule.get("rule", "pattern") is None:
+        return None, (
+            f"transformers fills in the layer types of {model_type!r} by a rule posenc does not replay; "
+            "give layer_types in the config, or check this reading with the reference library"
+        )
+    entry = TABLE.get(model_type, {}).get("fields", {})
+    pattern, anchor, last = list(rule["pattern"]), rule["anchor"], rule["last"]
+    period_field = rule.get("period_field")
+    for name in rule.get("depends_on", []):
+        if name == period_field or config.get(name) is None or config.get(name) == entry.get(name):
+            continue
+        return None, (
+            f"transformers derives the layer types of {model_type!r} from config[{name!r}] = {config.get(name)!r} "
+            "by a rule posenc does not replay; give layer_types in the config, or check this reading with the "
+            "reference library"
+        )
+    if period_field is not None and config.get(period_field) is not None:
+        period = _int_field(config, period_field)
+        odd = pattern[-1] if anchor == "start" else pattern[0]
+        other = next(t for t in pattern if t != odd)
+        pattern = [other] * (period - 1) + [odd] if anchor == "start" else [odd] + [other] * (period - 1)
+    n = n_layers(config)
+    p = len(pattern)
+    types = [pattern[i % p] if anchor == "start" else pattern[(n - 1 - i) % p] for i in range(n)]
+    if last is not None and types:
+        types[-1] = last
+    return types, None
+
+
+#: The families read as several stacks of layers (a config of one of them has no layer count of its own).
+STACKED = frozenset(name for name, family in FAMILIES.items() if family.stacks is not None)
 
 
 def read_family(raw: Mapping) -> FamilyReading:
@@ -1050,6 +1592,42 @@ def read_family(raw: Mapping) -> FamilyReading:
         name = model_type
     if model_type in KNOWN_GAPS:
         note = f"model_type {model_type!r}: {KNOWN_GAPS[model_type]}; this reading may differ from the model's"
+    if family.stacks is not None:
+        return _read_stacks(model_type, family, raw, entry)
+    return _read_one(model_type, family, name, raw, entry, note)
+
+
+def _read_stacks(model_type: str, family: Family, raw: Mapping, entry) -> FamilyReading:
+    """A model of several stacks (``Family.stacks``): each stack's config read on its own, the layers in run order.
+
+    A layer's rope key is ``"<stack>"`` (or ``"<stack> <layer type>"`` where the stack's rope parameters are nested
+    by layer type) and its extras carry ``stack``. The reading's config is the last stack's (the decoder's: the
+    language model's) with the composite's own fields over it.
+    """
+    config = {**(entry["fields"] if entry else {}), **dict(raw)}
+    own = Family(**{**family.__dict__, "stacks": None})
+    layers: list[LayerPlan] = []
+    rope: dict = {}
+    notes = []
+    last: Mapping = {}
+    for stack, sub in family.stacks(config):
+        if sub.get("model_type") == model_type:
+            part = _read_one(model_type, own, model_type, sub, entry, None)
+        else:
+            part = read_family(sub)
+        for key, params in part.rope.items():
+            rope[stack if key == "all" else f"{stack} {key}"] = {**params, "_field": f"{stack} {params['_field']}"}
+        for plan in part.layers:
+            key = None if plan.rope_key is None else stack if plan.rope_key == "all" else f"{stack} {plan.rope_key}"
+            layers.append(LayerPlan(plan.layer_type, plan.mixer, key, plan.head_dim, {**plan.extras, "stack": stack}))
+        if part.note:
+            notes.append(f"{stack}: {part.note}")
+        last = part.config
+    return FamilyReading(model_type, model_type, layers, rope, {**last, **config}, "; ".join(notes) or None)
+
+
+def _read_one(model_type, family: Family, name: str, raw: Mapping, entry, note) -> FamilyReading:
+    """:func:`read_family` for one stack of layers, with the family's rules."""
     config = {**(entry["fields"] if entry else {}), **dict(raw)}
     n = n_layers(config)
     given = config.get("layer_types")
@@ -1059,7 +1637,22 @@ def read_family(raw: Mapping) -> FamilyReading:
         if len(given) != n:
             raise ValueError(f"config['layer_types'] must have one entry per layer ({n}), got {len(given)}")
         given = list(given)
-    layer_types = family.layer_types(config, given) if family.layer_types else given or ["full_attention"] * n
+    if family.layer_types:
+        layer_types = family.layer_types(config, given)
+    elif given is not None:
+        layer_types = given
+    else:
+        layer_types, pattern_note = class_layer_types(model_type, config)
+        if pattern_note is not None and note is None:
+            note = pattern_note
+        layer_types = layer_types or ["full_attention"] * n
+    gate = WINDOW_EVERY_LAYER.get(model_type, False)  # the field the class needs set to keep the window, if any
+    windowed_everywhere = (
+        model_type in WINDOW_EVERY_LAYER
+        and given is None
+        and config.get("sliding_window") is not None
+        and (gate is None or bool(config.get(gate)))
+    )
 
     converted = family.rope_parameters(config, raw, layer_types, entry) if family.rope_parameters else None
     params, source = converted if converted is not None else generic_rope_parameters(config, raw, layer_types, entry)
@@ -1088,8 +1681,20 @@ def read_family(raw: Mapping) -> FamilyReading:
             elif params[layer_type] is not None:
                 key = layer_type
         extras = dict(family.extras(config, i, layer_type, rope.get(key)) if family.extras else {})
+        if (
+            layer_type in SLIDING_TYPES
+            and mixer == "attention"
+            and "sliding_window" not in extras
+            and config.get("sliding_window") is not None
+        ):  # the generic rule: a sliding layer's window is config.sliding_window (the library's masks)
+            extras["sliding_window"] = _int_field(config, "sliding_window")
+        if windowed_everywhere and mixer == "attention" and "sliding_window" not in extras:
+            # one sliding mask for every layer (Mistral's model: create_sliding_window_causal_mask)
+            extras["sliding_window"] = _int_field(config, "sliding_window")
         if key is not None and family.layout is not None:
             extras["layout"] = family.layout(config)
         size = head_dim(config, layer_type) if mixer == "attention" else 0
+        if windowed_everywhere and mixer == "attention" and layer_type == "full_attention":
+            layer_type = "sliding_attention"  # the reference has no layer types here; the window is what it does
         layers.append(LayerPlan(layer_type, mixer, key, size, extras))
     return FamilyReading(model_type, name, layers, rope, config, note)

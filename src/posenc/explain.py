@@ -24,43 +24,33 @@ from pathlib import Path
 
 import numpy as np
 
+from ._config_guard import ConfigError, check_config_limits, check_explainable, read_config_file, writable_folder
+from ._family_defaults import TABLE, TRANSFORMERS_VERSION
 from .config import QWEN_LOGN_POSITIONS, from_config, text_config
 from .scaling import MethodSpec, scaling_bands, scaling_spec
 
 __all__ = [
+    "PLOT_FORMATS",
+    "ConfigError",
     "Explanation",
     "LayerGroup",
     "RotationSummary",
     "explain",
     "format_text",
     "load_config",
+    "plot_path",
     "plot_wavelengths_by_pair",
 ]
 
 
-class ConfigError(ValueError):
-    """A path or file that is not a model config (the command line prints it as one line)."""
-
-
 def load_config(path) -> dict:
-    """The JSON object in ``path``; a clear :class:`ConfigError` when it is missing or not a config."""
-    path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"{path}: no such file")
-    if path.is_dir():
-        candidate = path / "config.json"
-        if not candidate.is_file():
-            raise ConfigError(f"{path}: a folder without config.json")
-        path = candidate
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a text file (a model config is JSON)") from None
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"{path}: not valid JSON ({error.msg} at line {error.lineno})") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: a JSON {type(data).__name__}, not an object; a model config is an object")
-    return data
+    """The JSON object in ``path`` (a folder: its ``config.json``); a one-line :class:`ConfigError` otherwise.
+
+    Refused before reading: a path that is missing, not a regular file or larger than 8 MiB; before parsing:
+    text that is not UTF-8, or holds more than 100,000 objects and lists or nests them more than 32 levels
+    deep; then text that is not JSON or not an object (:func:`posenc._config_guard.read_config_file`).
+    """
+    return read_config_file(path)
 
 
 @dataclass(frozen=True)
@@ -82,6 +72,9 @@ class RotationSummary:
     bands: dict = field(default_factory=dict)  # "keep", "blend", "interpolate" -> pair indices (banded methods)
     mrope_section: tuple | None = None
     mrope_interleaved: bool = False
+    scaled: bool = True  # the method stretches the positions (a factor other than 1, or speeds that follow the length)
+    max_position_embeddings: int | None = None  # the config's; extended_length is it only for a scaled rotation
+    scaling: dict = field(default_factory=dict)  # the method's arguments (factor, L, beta_fast, short_factor, ...)
 
     def as_dict(self) -> dict:
         finite = np.isfinite(self.wavelengths)
@@ -102,19 +95,46 @@ class RotationSummary:
             "bands": {name: [int(i) for i in indices] for name, indices in self.bands.items()},
             "mrope_section": None if self.mrope_section is None else list(self.mrope_section),
             "mrope_interleaved": self.mrope_interleaved,
+            "scaled": self.scaled,
+            "max_position_embeddings": self.max_position_embeddings,
+            "scaling": _plain(self.scaling),
         }
+
+
+def _plain(value):
+    """``value`` as JSON data: mappings to dicts, tuples to lists, NumPy numbers to Python numbers."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | np.ndarray):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
 
 
 @dataclass(frozen=True)
 class LayerGroup:
-    """Layers that do the same with positions: their indices and one line saying what."""
+    """Layers that do the same with positions: their indices, one line saying what, and every setting as a number.
+
+    ``settings`` (the same for every layer of the group, :func:`_settings`): ``layer_types``, ``mixer``, ``scheme``,
+    ``rope``, ``rope_type``, ``head_dim``, ``rotary_dim``, ``layout``, ``direction``, ``mrope_section``,
+    ``mrope_interleaved``, ``sliding_window``, ``attention_chunk_size``, ``softmax_scale``, the query scales
+    ``temperature_tuning`` (``floor_scale``, ``attn_scale``), ``llama_4_scaling`` (``beta``,
+    ``original_max_position_embeddings``) and ``logn_length``, and for a model without RoPE ``position_params``.
+    """
 
     layers: tuple[int, ...]
     description: str
     rotation: str | None  # key into Explanation.rotations; None for layers that do not rotate
+    settings: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        return {"layers": list(self.layers), "description": self.description, "rotation": self.rotation}
+        return {
+            "layers": list(self.layers),
+            "description": self.description,
+            "rotation": self.rotation,
+            **_plain(self.settings),
+        }
 
 
 @dataclass(frozen=True)
@@ -129,11 +149,27 @@ class Explanation:
     rotations: dict[str, RotationSummary]
     warnings: list[str]
     notes: list[str]
+    reading: str = ""  # how it was read: posenc's family rules or generic rules, and whose class defaults
+    reference_check: object = None  # posenc.reference_check.ReferenceCheck, when explain(check=True)
 
     def as_dict(self) -> dict:
+        check = self.reference_check
         return {
             "model_type": self.model_type,
             "family": self.family,
+            "reading": self.reading,
+            "reference_check": None
+            if check is None
+            else {
+                "line": check.line(),
+                "available": check.available,
+                "version": check.version,
+                "n_layers": check.n_layers,
+                "n_agree": check.n_agree,
+                "differences": list(check.differences),
+                "reason": check.reason,
+                "transformers_model_type": check.model_type,
+            },
             "nested": self.nested,
             "n_layers": self.n_layers,
             "groups": [g.as_dict() for g in self.groups],
@@ -186,16 +222,62 @@ def _method(layer, spec: MethodSpec, titled: bool = True) -> str:
     return " ".join(words)
 
 
+def _settings(layer) -> dict:
+    """Every setting of a layer that :func:`_describe` writes in words, as data (None where it does not apply)."""
+    rope = bool(layer.rope)
+    temperature, beta = layer.temperature_tuning, layer.llama_4_scaling
+    settings = {
+        "mixer": layer.mixer,
+        "scheme": getattr(layer, "scheme", "rope" if rope else "none"),
+        "rope": rope,
+        "rope_type": layer.rope_type,
+        "head_dim": layer.head_dim,
+        "rotary_dim": layer.rotary_dim,
+        "layout": layer.layout if rope else None,
+        "direction": layer.direction if rope else None,
+        "mrope_section": None if layer.mrope_section is None else list(layer.mrope_section),
+        "mrope_interleaved": layer.mrope_interleaved if layer.mrope_section is not None else None,
+        "sliding_window": layer.sliding_window,
+        "attention_chunk_size": layer.attention_chunk_size,
+        "softmax_scale": layer.softmax_scale,
+        "temperature_tuning": None
+        if temperature is None
+        else {"floor_scale": float(temperature[0]), "attn_scale": float(temperature[1])},
+        "llama_4_scaling": None
+        if beta is None
+        else {"beta": float(beta[0]), "original_max_position_embeddings": int(beta[1])},
+        "logn_length": layer.logn_length,
+    }
+    if rope and hasattr(layer, "rotated_part"):
+        settings["rotated_part"] = layer.rotated_part
+    if getattr(layer, "stack", ""):
+        settings["stack"] = layer.stack
+    if getattr(layer, "position_params", None):
+        settings["position_params"] = _plain(layer.position_params)
+    return settings
+
+
 def _rotation_key(layer) -> str:
     return f"{layer.rope_type}|{layer.base}|{layer.head_dim}|{layer.rotary_dim}|{hash(layer.inv_freq.tobytes())}"
 
 
+def _scheme_text(layer) -> str:
+    """A layer of a model without RoPE: its scheme as :mod:`posenc.config_schemes` describes it."""
+    try:
+        from .config_schemes import describe_scheme
+    except ImportError:  # pragma: no cover - a posenc without the non-RoPE reading
+        return f"{layer.scheme} positions"
+    return describe_scheme(layer)
+
+
 def _describe(layer) -> str:
     parts = []
-    if layer.mixer != "attention":
+    if getattr(layer, "scheme", None) not in (None, "rope", "none"):
+        parts.append(_scheme_text(layer))
+    elif layer.mixer != "attention":
         what = {"cross-attention": "cross-attention (to the image)"}.get(layer.mixer, layer.mixer)
         return f"{what}: no positions"
-    if not layer.rope:
+    elif not layer.rope:
         parts.append("attention without rotation (NoPE)")
     else:
         spec = scaling_spec(layer.rope_type)
@@ -283,6 +365,7 @@ def _summary(key: str, layer, extended: int | None) -> RotationSummary:
         params = {k: v for k, v in s.items() if k not in ("factor", "original_max_position_embeddings")}
         lengths = {} if length is None else {"original_max_position_embeddings": length}
         bands = scaling_bands(spec.name, layer.rotary_dim, layer.base, s.get("factor", 1.0), **lengths, **params)
+    scaled = spec.factor is not None and (float(s.get("factor", 1.0)) != 1.0 or spec.reads_seq_len)
     return RotationSummary(
         key=key,
         rope_type=layer.rope_type,
@@ -293,12 +376,15 @@ def _summary(key: str, layer, extended: int | None) -> RotationSummary:
         layout=layer.layout,
         factor=float(s.get("factor", 1.0)),
         original_length=length,
-        extended_length=extended,
+        extended_length=extended if scaled else None,
         wavelengths=wavelengths,
         original_wavelengths=original,
         bands={k: v for k, v in bands.items()},
         mrope_section=layer.mrope_section,
         mrope_interleaved=layer.mrope_interleaved,
+        scaled=scaled,
+        max_position_embeddings=extended,
+        scaling=dict(s),
     )
 
 
@@ -407,37 +493,92 @@ def _partial_of(raw: Mapping):
 # --- the public entry ------------------------------------------------------------------------------------
 
 
-def explain(config, seq_len: int | None = None) -> Explanation:
-    """What a model does with positions, layer by layer, read from its config (see the module docstring)."""
+def _reading(layers) -> str:
+    """How the config was read, in words that stay true: posenc's family rules or its generic ones, and whose
+    class defaults filled in what the config leaves out."""
+    model_type = layers.model_type
+    defaults = (
+        f" and transformers {TRANSFORMERS_VERSION}'s class defaults for {model_type}" if model_type in TABLE else ""
+    )
+    if layers.family != "generic":
+        return f"posenc's rules for {layers.family}{defaults}"
+    if defaults:
+        return f"posenc's generic rules (it has none of its own for {model_type}){defaults}"
+    return "posenc's generic rules and the legacy fields of earlier configs; no class defaults"
+
+
+def explain(config, seq_len: int | None = None, check: bool = False) -> Explanation:
+    """What a model does with positions, layer by layer, read from its config (see the module docstring).
+
+    With ``check=True`` the reading is also checked against the reference library where it is installed
+    (:func:`posenc.reference_check.check_against_reference`: the library's own tiny model of the same config,
+    layer by layer: rotation, sliding window and chunk size, softmax scale); the result is in
+    ``reference_check`` and its line heads :func:`format_text`'s output. The command line checks by default.
+
+    Before reading, the config is checked against posenc's limits (at most 10,000 layers, nesting, sizes,
+    numbers that are finite and not strings or booleans: :func:`posenc._config_guard.check_config_limits`)
+    and against what the reference library refuses (no layers, unknown ``layer_types`` entries, rope
+    parameters without the keys their rope type requires: :func:`posenc._config_guard.check_explainable`);
+    each refusal is a ``ValueError`` or ``TypeError`` naming the field.
+    """
+    given = config.config if hasattr(config, "scheme") and hasattr(config, "config") else config  # a zoo entry
+    check_config_limits(given, seq_len=seq_len)
+    check_explainable(given)
     layers = from_config(config, seq_len=seq_len)
-    raw, _ = text_config(config.config if hasattr(config, "scheme") else config)
+    try:
+        raw, _ = text_config(given)
+    except (TypeError, ValueError):  # a reading without one language model (an encoder-decoder of two stacks)
+        raw = dict(layers.config)
     extended = layers.config.get("max_position_embeddings")
-    signatures: dict[str, list[int]] = {}
-    rotation_of: dict[str, str] = {}
+    signatures: dict[tuple, list[int]] = {}
     first_of: dict[str, object] = {}
     types_of: dict[str, list[str]] = {}
+    group_of: dict[tuple, tuple] = {}  # signature -> (description, rotation key, settings, layer types)
+    rotation_keys: dict[int, str] = {}  # id of a speeds array -> its key: layers share their rotation's array
     for layer in layers:
         description = _describe(layer)
-        signatures.setdefault(description, []).append(layer.layer)
+        settings = _settings(layer)
+        key = None
         if layer.rope:
-            key = _rotation_key(layer)
+            key = rotation_keys.get(id(layer.inv_freq))
+            if key is None:
+                key = rotation_keys[id(layer.inv_freq)] = _rotation_key(layer)
+        signature = (description, key, json.dumps(settings, sort_keys=True, default=str))
+        signatures.setdefault(signature, []).append(layer.layer)
+        if signature not in group_of:
+            group_of[signature] = (description, key, settings, [])
+        if layer.layer_type not in group_of[signature][3]:
+            group_of[signature][3].append(layer.layer_type)
+        if key is not None:
             first_of.setdefault(key, layer)
             if layer.layer_type not in types_of.setdefault(key, []):
                 types_of[key].append(layer.layer_type)
-            rotation_of[description] = key
     rotations: dict[str, RotationSummary] = {}
     for key, layer in first_of.items():
         name = "rotating" if len(first_of) == 1 else " and ".join(types_of[key])
         rotations[key] = _summary(name, layer, extended)
     groups = []
-    for description, indices in sorted(signatures.items(), key=lambda item: item[1][0]):
-        key = rotation_of.get(description)
-        groups.append(LayerGroup(tuple(indices), description, None if key is None else rotations[key].key))
+    for signature, indices in sorted(signatures.items(), key=lambda item: item[1][0]):
+        description, key, settings, layer_types = group_of[signature]
+        groups.append(
+            LayerGroup(
+                tuple(indices),
+                description,
+                None if key is None else rotations[key].key,
+                {"layer_types": layer_types, **settings},
+            )
+        )
     by_name = {r.key: r for r in rotations.values()}
     notes = [layers.note] if layers.note else []
     if layers.nested:
         notes.append(f"read from {layers.nested} (the language model of a multimodal config)")
+    reference = None
+    if check:
+        from .reference_check import check_against_reference
+
+        reference = check_against_reference(given, seq_len=seq_len)
     return Explanation(
+        reference_check=reference,
         model_type=layers.model_type,
         family=layers.family,
         nested=layers.nested,
@@ -446,6 +587,7 @@ def explain(config, seq_len: int | None = None) -> Explanation:
         rotations=by_name,
         warnings=_traps({**layers.config, **raw}, layers, by_name),
         notes=notes,
+        reading=_reading(layers),
     )
 
 
@@ -454,13 +596,9 @@ def format_text(explanation: Explanation) -> str:
     e = explanation
     lines = []
     what = e.model_type or "a config without model_type"
-    if e.family != "generic":
-        rules = "its family's rules"
-    elif e.notes and "generically" in e.notes[0]:
-        rules = "the generic reading"
-    else:
-        rules = "the generic reading (the family needs no rules of its own)"
-    lines.append(f"{what}: {e.n_layers} layers, read with {rules}")
+    lines.append(f"{what}: {e.n_layers} layers, read with {e.reading or 'posenc.from_config'}")
+    if e.reference_check is not None:
+        lines.append(e.reference_check.line())
     for note in e.notes:
         lines.append(f"note: {note}")
     lines.append("")
@@ -481,6 +619,12 @@ def format_text(explanation: Explanation) -> str:
                 if length:
                     turns = length / slowest
                     lines.append(f"    against the {label} {_g(length)}: {turns:.3g} turns")
+            if not r.scaled and r.max_position_embeddings:
+                turns = r.max_position_embeddings / slowest
+                lines.append(
+                    f"    against max_position_embeddings {_g(r.max_position_embeddings)}: {turns:.3g} turns "
+                    "(the rotation is not scaled: no extended length)"
+                )
         if (~finite).any():
             lines.append(f"  {int((~finite).sum())} pairs never turn (speed 0)")
         if r.bands:
@@ -494,8 +638,36 @@ def format_text(explanation: Explanation) -> str:
     return "\n".join(lines)
 
 
-def plot_wavelengths_by_pair(explanation: Explanation, path) -> None:
-    """Write a PNG: each rotation's wavelength per pair (log scale), before and after scaling, lengths marked."""
+#: The file formats ``--plot`` writes, by the file's suffix (matplotlib's); a name without a suffix gets PNG.
+PLOT_FORMATS = ("png", "pdf", "svg", "jpg", "jpeg", "webp", "tif", "tiff")
+
+
+def plot_path(path) -> tuple[Path, str]:
+    """``(path, format)`` for :func:`plot_wavelengths_by_pair`, checked before anything is drawn or printed.
+
+    The format comes from the suffix (one of :data:`PLOT_FORMATS`, any case; none: PNG), and the file is
+    written at exactly ``path``. A ``ValueError`` starting with the path when the suffix is another, or the
+    folder is missing, not a folder or not writable, or ``path`` is a folder.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix and suffix not in PLOT_FORMATS:
+        raise ValueError(
+            f"{path}: cannot write a {path.suffix!r} file; name a file ending in "
+            f"{', '.join('.' + f for f in PLOT_FORMATS)} (or with no suffix, for PNG)"
+        )
+    problem = writable_folder(path)
+    if problem is not None:
+        raise ValueError(f"{path}: {problem}")
+    return path, suffix or "png"
+
+
+def plot_wavelengths_by_pair(explanation: Explanation, path) -> Path:
+    """Draw each rotation's wavelength per pair (log scale), before and after scaling, lengths marked.
+
+    Writes exactly ``path``, in the format its suffix names (:func:`plot_path`; no suffix: PNG), and returns it.
+    """
+    path, file_format = plot_path(path)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -508,7 +680,7 @@ def plot_wavelengths_by_pair(explanation: Explanation, path) -> None:
         finite = np.isfinite(r.wavelengths)
         ax.plot(pairs, r.original_wavelengths, color="#0072B2", ls="--", lw=2, label="unscaled")
         ax.plot(pairs[finite], r.wavelengths[finite], color="#D55E00", lw=2, label=f"{r.rope_type}")
-        for label, length, style in (("L", r.original_length, ":"), ("max", r.extended_length, "-.")):
+        for label, length, style in (("L", r.original_length, ":"), ("max", r.max_position_embeddings, "-.")):
             if length:
                 ax.axhline(length, color="0.3", ls=style, lw=1.2, label=f"{label} = {_g(length)}")
         ax.set_yscale("log")
@@ -517,5 +689,8 @@ def plot_wavelengths_by_pair(explanation: Explanation, path) -> None:
         ax.set_title(f"{explanation.model_type or 'config'}: {r.key} layers")
         ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    try:
+        fig.savefig(path, dpi=100, format=file_format)
+    finally:
+        plt.close(fig)
+    return path

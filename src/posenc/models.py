@@ -6,7 +6,7 @@ Hugging Face-style config (``.config``, readable by :func:`posenc.from_config` f
 RoPE models) and, for every one of those fields, where the value was read (``.sources``):
 a ``config.json`` copy in a public repository, a reference implementation's file, or
 the ``transformers`` configuration class whose defaults are documented for that
-checkpoint. Position settings only, no weights. Six of the newest entries read their fields from the
+checkpoint. Position settings only, no weights. Eight entries read their fields from the
 model's config stored in the package (``posenc/zoo_configs/NAME.json``, each file's source in
 ``zoo_configs/SOURCES.json``), which the tests also read whole, layer by layer.
 
@@ -74,6 +74,24 @@ ROPE_DEFAULT_THETA = (
 #: with ``SOURCES.json``: for each file, the public repository, path and commit it was copied from.
 _STORED = files(__package__) / "zoo_configs"
 _STORED_SOURCES = json.loads((_STORED / "SOURCES.json").read_text(encoding="utf-8"))
+
+
+def _stored(name, scheme, fields, scheme_source, notes):
+    """An entry whose ``fields`` are read from the config stored in the package, ``zoo_configs/NAME.json``
+    (its language model's ``text_config`` where it has one); every field's source is the file's entry in
+    ``zoo_configs/SOURCES.json``: the public repository, file and commit it was copied from."""
+    stored = json.loads((_STORED / f"{name}.json").read_text(encoding="utf-8"))
+    config = stored.get("text_config", stored)
+    origin = _STORED_SOURCES[name]
+    source = (
+        f"{origin['repository']} {origin['path']} at commit {origin['commit'][:12]}, {origin['where']}"
+        + ("; its text_config" if config is not stored else "")
+        + f" (stored as posenc/zoo_configs/{name}.json)"
+    )
+    return _entry(
+        name, scheme, {key: config[key] for key in fields}, {**_same(source, fields), "scheme": scheme_source}, notes
+    )
+
 
 _ZOO = []
 
@@ -304,15 +322,24 @@ _ZOO.append(
     )
 )
 
-_c = {
-    "model_type": "mistral",
-    "hidden_size": 4096,
-    "num_attention_heads": 32,
-    "num_hidden_layers": 32,
-    "max_position_embeddings": 32768,
-    "rope_theta": 1000000.0,
-}
-_ZOO.append(_entry("Mistral-7B-v0.3", "rope", _c, _same(MLC.format("mistral_7b_v03"), _c, "scheme")))
+_ZOO.append(
+    _stored(
+        "Mistral-7B-v0.3",
+        "rope",
+        [
+            "model_type",
+            "hidden_size",
+            "num_attention_heads",
+            "num_hidden_layers",
+            "max_position_embeddings",
+            "rope_theta",
+            "sliding_window",
+        ],
+        TF.format("mistral/modeling_mistral.py: MistralRotaryEmbedding"),
+        "config.json sets sliding_window to null: every layer attends to the whole context (the configuration "
+        "class's default, 4096 in mistral/configuration_mistral.py, applies only where the field is absent).",
+    )
+)
 
 _c = {
     "model_type": "qwen",
@@ -412,6 +439,7 @@ _ZOO.append(_entry("gemma-3-1b-it", "rope", _c, _same(MLC.format("gemma3_1b_it")
 
 _c = {
     "model_type": "phi3",
+    "sliding_window": 262144,
     "hidden_size": 3072,
     "num_attention_heads": 32,
     "num_hidden_layers": 32,
@@ -530,6 +558,7 @@ _ZOO.append(_entry("Phi-3.5-mini-instruct", "rope", _c, _same(MLC.format("phi-3_
 
 _c = {
     "model_type": "phi3",
+    "sliding_window": 262144,
     "hidden_size": 3072,
     "num_attention_heads": 24,
     "num_hidden_layers": 32,
@@ -811,23 +840,6 @@ _ZOO.append(
 # --- 2025-2026: hybrids, p-RoPE, interleaved M-RoPE, query scales -------------------------------------
 
 
-def _stored(name, scheme, fields, scheme_source, notes):
-    """An entry whose ``fields`` are read from the config stored in the package, ``zoo_configs/NAME.json``
-    (its language model's ``text_config`` where it has one); every field's source is the file's entry in
-    ``zoo_configs/SOURCES.json``: the public repository, file and commit it was copied from."""
-    stored = json.loads((_STORED / f"{name}.json").read_text(encoding="utf-8"))
-    config = stored.get("text_config", stored)
-    origin = _STORED_SOURCES[name]
-    source = (
-        f"{origin['repository']} {origin['path']} at commit {origin['commit'][:12]}, {origin['where']}"
-        + ("; its text_config" if config is not stored else "")
-        + f" (stored as posenc/zoo_configs/{name}.json)"
-    )
-    return _entry(
-        name, scheme, {key: config[key] for key in fields}, {**_same(source, fields), "scheme": scheme_source}, notes
-    )
-
-
 _ZOO.append(
     _stored(
         "gemma-4-31B-it",
@@ -935,6 +947,30 @@ _ZOO.append(
         ],
         TF.format("ministral3/modeling_ministral3.py: Ministral3Attention, get_llama_4_attn_scale"),
         "YaRN s = 16 from 16384, and every layer scales its queries by 1 + 0.1 ln(1 + floor(p / 16384)).",
+    )
+)
+
+_ZOO.append(
+    _stored(
+        "MiniMax-M2.7",
+        "rope",
+        [
+            "model_type",
+            "hidden_size",
+            "num_attention_heads",
+            "head_dim",
+            "rotary_dim",
+            "num_hidden_layers",
+            "max_position_embeddings",
+            "rope_theta",
+        ],
+        TF.format(
+            "minimax_m2/configuration_minimax_m2.py: convert_rope_params_to_dict (rotary_dim read as "
+            "partial_rotary_factor = rotary_dim / head_dim); modeling_minimax_m2.py: apply_rotary_pos_emb"
+        ),
+        "Every decoder layer is softmax attention (modeling_minimax_m2.py: MiniMaxM2DecoderLayer). rotary_dim 64 of "
+        "a 128-wide head: the configuration class reads it as partial_rotary_factor 0.5, and the first 64 "
+        "dimensions of each head rotate.",
     )
 )
 

@@ -470,8 +470,10 @@ def yarn_softmax_scale_multiplier(factor: float, mscale: float = 1.0) -> float:
 
     DeepSeek-V3, ``inference/model.py``, ``MLA.__init__``: ``softmax_scale = qk_head_dim ** -0.5``,
     then, when ``max_seq_len > original_seq_len``, ``softmax_scale *= mscale * mscale`` with
-    ``mscale = 0.1 * args.mscale * ln(rope_factor) + 1``; apply it only when the model runs
-    past its original length, as that code does. ``m = 1`` when ``s <= 1``.
+    ``mscale = 0.1 * args.mscale * ln(rope_factor) + 1``. That condition reads the lengths the
+    model is built with (by default 16,384 and 4,096), not the input's: that code applies the
+    multiplier to every input of a model built for more than its original length, short ones
+    included. ``m = 1`` when ``s <= 1``.
 
     How it relates to the attention factor ``a`` (:func:`posenc.yarn_attention_factor`):
     ``a`` multiplies cos and sin, so the rotated query and key are each ``a`` times longer
