@@ -442,3 +442,13 @@ def test_the_readmes_example_is_what_the_command_prints(capsys):
     path = Path(posenc.__file__).parent / "zoo_configs" / "Qwen3-Next-80B-A3B.json"
     assert main(["explain", str(path)]) == 0
     assert capsys.readouterr().out.splitlines()[: len(shown)] == shown
+
+
+@pytest.mark.parametrize("name", sorted(n for n, e in posenc.MODELS.items() if e.scheme != "rope"))
+def test_explain_reads_every_other_zoo_model_and_says_why_it_is_not_checked(name):
+    # the zoo keeps position fields only; without a model_type the library cannot pick a class: the line says so
+    text = format_text(explain(posenc.MODELS[name], check=True)).splitlines()
+    assert text[1] == (
+        f"not checked against transformers {transformers.__version__}: "
+        "the config has no model_type, so transformers cannot tell its class"
+    )

@@ -576,7 +576,7 @@ def explain(config, seq_len: int | None = None, check: bool = False) -> Explanat
     if check:
         from .reference_check import check_against_reference
 
-        reference = check_against_reference(given, seq_len=seq_len)
+        reference = check_against_reference(config, seq_len=seq_len)  # a zoo entry stays one
     return Explanation(
         reference_check=reference,
         model_type=layers.model_type,

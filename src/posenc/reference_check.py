@@ -853,10 +853,9 @@ def check_against_reference(
     unknown = sorted(set(fields) - set(FIELDS))
     if unknown:
         raise ValueError(f"fields must be among {list(FIELDS)}, got {unknown}")
-    if isinstance(config, ModelEntry):
-        config = config.config
-    config = _as_dict(config)
-    layers = from_config(config, seq_len=seq_len)
+    entry = config if isinstance(config, ModelEntry) else None  # read by its scheme; checked by its fields
+    config = _as_dict(entry.config if entry is not None else config)
+    layers = from_config(entry if entry is not None else config, seq_len=seq_len)
 
     def result(**kwargs) -> ReferenceCheck:
         kwargs.setdefault("available", True)
