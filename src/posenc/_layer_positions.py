@@ -155,13 +155,13 @@ class LayerPositions:
         Which ``rotary_dim`` dimensions of the head rotate: "leading" (the first ones, ``x[..., :rotary_dim]``) or
         "trailing" (the last ones: DeepSeek V4 lays each head out as ``[nope | rope]``).
     scheme : str
-        The position signal the layer works with (:data:`posenc.config_schemes.SCHEMES`): "rope" for a layer
+        The position signal the layer works with (``posenc.config_schemes.SCHEMES``): "rope" for a layer
         that rotates, "none" for one that gets no position signal (a NoPE layer, a layer that is not
         attention), or, for a model without RoPE, "learned", "sinusoidal", "alibi", "relative_buckets",
         "relative_learned", "relative_sinusoidal" (:mod:`posenc.config_schemes`). Left out, it is "rope"
         when ``rope`` is True, else "none".
     position_params : Mapping
-        The scheme's parameters (read-only; :data:`posenc.config_schemes.PARAMETERS`); empty for "rope"
+        The scheme's parameters (read-only; ``posenc.config_schemes.PARAMETERS``); empty for "rope"
         (its parameters are the fields above) and for the RoPE reading's "none".
     stack : str
         "encoder" or "decoder" for a layer of an encoder-decoder model (encoder layers first), else ""; for BLT, the

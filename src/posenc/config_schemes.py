@@ -1,12 +1,12 @@
 """Read the position scheme of a model without RoPE from its config: learned, sinusoidal, ALiBi, relative, none.
 
-:func:`posenc.from_config` hands every config that is not a RoPE model to :func:`read_scheme` (and reads the
+:func:`posenc.from_config` hands every config that is not a RoPE model to ``read_scheme`` (and reads the
 RoPE models itself, layer by layer). The result is the same :class:`posenc.config.ModelLayers` of
 :class:`posenc.config.LayerPositions`, one per layer, each with three fields the RoPE reading leaves at their
 defaults:
 
 ``scheme``
-    The position signal the layer works with, one of :data:`SCHEMES`:
+    The position signal the layer works with, one of ``SCHEMES``:
 
     * "rope": the layer rotates its queries and keys (the RoPE reading; never set here);
     * "learned": a trained table of absolute positions, added to the token embeddings once, before the
@@ -36,7 +36,7 @@ defaults:
     attention) gives its layers the scheme of the attention and the table in ``position_params["input"]``.
 
 ``position_params``
-    The scheme's parameters (read-only), as the reference code uses them; see :data:`PARAMETERS`.
+    The scheme's parameters (read-only), as the reference code uses them; see ``PARAMETERS``.
 
 ``stack``
     "" for a model of one stack; "encoder" or "decoder" for an encoder-decoder model, whose encoder layers
@@ -1118,7 +1118,7 @@ def _finish(layers: list[_Layer]) -> list:
 
 def _read_composite(config: dict, nested: str, read):
     """An encoder-decoder wrapper read through its parts with ``read`` (:func:`posenc.from_config`, which calls
-    :func:`read_scheme` with itself: this module does not import the RoPE reading)."""
+    ``read_scheme`` with itself: this module does not import the RoPE reading)."""
     from ._layer_positions import ModelLayers
 
     if read is None:

@@ -516,9 +516,9 @@ def explain(config, seq_len: int | None = None, check: bool = False) -> Explanat
     ``reference_check`` and its line heads :func:`format_text`'s output. The command line checks by default.
 
     Before reading, the config is checked against posenc's limits (at most 10,000 layers, nesting, sizes,
-    numbers that are finite and not strings or booleans: :func:`posenc._config_guard.check_config_limits`)
+    numbers that are finite and not strings or booleans: ``posenc._config_guard.check_config_limits``)
     and against what the reference library refuses (no layers, unknown ``layer_types`` entries, rope
-    parameters without the keys their rope type requires: :func:`posenc._config_guard.check_explainable`);
+    parameters without the keys their rope type requires: ``posenc._config_guard.check_explainable``);
     each refusal is a ``ValueError`` or ``TypeError`` naming the field.
     """
     given = config.config if hasattr(config, "scheme") and hasattr(config, "config") else config  # a zoo entry

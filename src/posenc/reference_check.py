@@ -3,7 +3,7 @@
 :func:`check_against_reference` takes a config as given (a ``config.json`` as a dict, nested or not), lets
 ``transformers`` build its own configuration class from the whole dict and take its language model's
 sub-config (``get_text_config()``: the library's own renaming of nested model types is part of what is
-checked), makes it narrow (:func:`shrink`: the same layer count, layer pattern, head size, windows and rope
+checked), makes it narrow (``shrink``: the same layer count, layer pattern, head size, windows and rope
 fields; one head, a small MLP, vocabulary and expert set) and runs one forward pass of that tiny model on the
 CPU while recording, layer by layer, what its attention does:
 
@@ -25,7 +25,7 @@ CPU while recording, layer by layer, what its attention does:
 The result is a :class:`ReferenceCheck`; ``.line()`` is one line for ``posenc explain``. Without
 ``transformers`` (or ``torch``) it says so and checks nothing: both are imported only inside the functions,
 so posenc imports without them. One check builds a model of a few thousand to a few million numbers
-(:data:`MAX_ELEMENTS` is the guard) and takes 0.1 to 4 seconds on a CPU, plus about 2 seconds for the first
+(``MAX_ELEMENTS`` is the guard) and takes 0.1 to 4 seconds on a CPU, plus about 2 seconds for the first
 one in a process (importing torch, transformers and the family's modeling module). While it runs it wraps
 functions of the library's modeling modules and its attention-function registry (restored afterwards), and
 sets torch's default dtype to float64: run it from one thread.
@@ -333,7 +333,7 @@ def shrink(text: dict, heads: int = 1) -> dict:
 
 
 def _shrink_overrides(values: Mapping, heads: int) -> dict:
-    """One layer's overrides made as narrow as :func:`shrink` makes the config (head size and windows kept)."""
+    """One layer's overrides made as narrow as ``shrink`` makes the config (head size and windows kept)."""
     out = dict(values)
     for key in out:
         if key in ("num_attention_heads", "num_key_value_heads"):
@@ -825,15 +825,15 @@ def check_against_reference(
         A ``config.json`` as a dict, as given (nested or flat; a :data:`posenc.MODELS` entry or a
         ``transformers`` config object is read as its dict). ``transformers`` builds its configuration
         class from the whole dict (``AutoConfig.for_model``) and the check runs its language model's
-        sub-config (``get_text_config()``), made narrow by :func:`shrink`.
+        sub-config (``get_text_config()``), made narrow by ``shrink``.
     seq_len : int, optional
         The current sequence length, as for :func:`posenc.from_config`: the last traced position is
         ``seq_len - 1``, so that the library's dynamic methods (dynamic NTK, LongRoPE) see that length.
     fields : tuple of str
-        What to compare (:data:`FIELDS`): "rotation", "window" (sliding window and chunk size),
+        What to compare (``FIELDS``): "rotation", "window" (sliding window and chunk size),
         "softmax_scale".
-    positions : sequence of int
-        The positions of the traced tokens (:data:`POSITIONS`).
+    positions : list of int
+        The positions of the traced tokens (``POSITIONS``).
     strict : bool
         Raise the error when the library fails to build or run the tiny model (for tests), instead of
         returning it as the ``reason``.
