@@ -452,3 +452,8 @@ def test_explain_reads_every_other_zoo_model_and_says_why_it_is_not_checked(name
         f"not checked against transformers {transformers.__version__}: "
         "the config has no model_type, so transformers cannot tell its class"
     )
+
+
+def test_explain_names_a_check_that_is_not_a_bool():
+    with pytest.raises(TypeError, match="check must be True or False, got 'yes'"):
+        explain(posenc.MODELS["gpt-oss-20b"], check="yes")

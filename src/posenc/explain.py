@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -572,6 +573,8 @@ def explain(config, seq_len: int | None = None, check: bool = False) -> Explanat
     notes = [layers.note] if layers.note else []
     if layers.nested:
         notes.append(f"read from {layers.nested} (the language model of a multimodal config)")
+    if not isinstance(check, bool):
+        raise TypeError(f"check must be True or False, got {check!r} of type {type(check).__name__}")
     reference = None
     if check:
         from .reference_check import check_against_reference
@@ -686,7 +689,8 @@ def plot_wavelengths_by_pair(explanation: Explanation, path) -> Path:
         ax.set_yscale("log")
         ax.set_xlabel("pair index i (0 = fastest)")
         ax.set_ylabel("wavelength (tokens per full turn)")
-        ax.set_title(f"{explanation.model_type or 'config'}: {r.key} layers")
+        title = f"{explanation.model_type or 'config'}: {r.key} layers"
+        ax.set_title(textwrap.fill(title.replace("_", "_\u200b"), 48).replace("\u200b", ""))  # long type names wrap
         ax.legend()
     fig.tight_layout()
     try:
