@@ -621,6 +621,28 @@ def test_chapter_12_numbers_of_the_0_4_0_corrections_from_the_earlier_protocol_f
     assert sum(g < -0.031 for g in gaps) == 4 and round(gaps[-1], 3) == -0.012
 
 
+def _module_at_commit(commit: str, path: str, package: str):
+    """The module at ``path`` as it stood at ``commit``, loaded inside ``package`` (its relative imports
+    resolve against today's package: for a module whose imports still exist)."""
+    import importlib.util
+    import sys
+    import types
+
+    shown = git("show", f"{commit}:{path}")
+    if shown.returncode != 0:
+        pytest.skip(f"git show {commit}:{path} failed (not a git checkout?): {shown.stderr.strip()}")
+    name = f"{package}._at_{commit}"
+    module = types.ModuleType(name)
+    module.__package__ = package
+    module.__spec__ = importlib.util.spec_from_loader(name, loader=None)
+    sys.modules[name] = module  # dataclasses look their module up there
+    try:
+        exec(compile(shown.stdout, f"{path}@{commit}", "exec"), module.__dict__)
+    finally:
+        del sys.modules[name]
+    return module
+
+
 def test_the_issue_44_corrections_recomputed():
     """The numbers of the issue-44 corrections: chapter 12's held-out check (from the current
     protocol's files and posenc.lab.claims) and p-RoPE against RoPE; chapter 14's DeepSeek defaults
@@ -632,10 +654,12 @@ def test_the_issue_44_corrections_recomputed():
 
     folder = ROOT / "chapters" / "data" / "lab"
     runs = [run for task in lab.TASKS for run in lab.load_results(folder / f"{task}.json")["runs"]]
-    every = claims.CLAIMS + claims.PASSKEY_CLAIMS + claims.TEXT_CLAIMS
-    checked = {r["name"]: r for r in claims.check_claims(runs, every)}
+    # the check as it stood at that commit (issue 45 replaced it): its own module, on the same files
+    old = _module_at_commit("37796b4", "src/posenc/lab/claims.py", "posenc.lab")
+    every = old.CLAIMS + old.PASSKEY_CLAIMS + old.TEXT_CLAIMS
+    checked = {r["name"]: r for r in old.check_claims(runs, every)}
     tested = {n: r for n, r in checked.items() if r["held_out_check"]["passed"] is not None}
-    assert len(claims.HELD_OUT_SEEDS) == 2 and 0.5 ** len(claims.HELD_OUT_SEEDS) == 1 / 4
+    assert len(old.HELD_OUT_SEEDS) == 2 and 0.5 ** len(old.HELD_OUT_SEEDS) == 1 / 4
     assert len(tested) == 85
     identities = [n for n in tested if n.startswith(("dynamic-exact-within-L-", "dynamic-is-its-control-"))]
     assert len(identities) == 6
@@ -643,7 +667,7 @@ def test_the_issue_44_corrections_recomputed():
     assert checked[one_test[0]]["held_out_check"]["values"] == checked[one_test[1]]["held_out_check"]["values"]
     distinct = [n for n in tested if n not in identities and n != one_test[1]]
     assert len(distinct) == 78 and sum(bool(tested[n]["held_out_check"]["passed"]) for n in distinct) == 77
-    d = checked["p-rope-vs-rope-lookup"]["difference"]
+    d = claims.compare(runs, claims.Compare("lookup", 4, ("p_rope", "none", False), ("rope", "none", False)))
     assert d["verdict"] == "level" and (f"{d['low']:+.3f}", f"{d['high']:+.3f}") == ("+0.001", "+0.015")
     assert (d["positive"], d["n"]) == (10, 12) and d["high"] < d["margin"] == 0.02
     args = deepseek_args()

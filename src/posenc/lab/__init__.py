@@ -11,11 +11,13 @@ from .model import ROTARY_SCHEMES, SCHEMES, ModelConfig, TinyTransformer
 from .provenance import code_version
 from .results import (
     bootstrap_interval,
+    device_kind,
     load_checkpoint,
     load_results,
     mean_interval,
     merge_runs,
     mixing_problems,
+    older_protocol,
     paired_difference,
     run_identity,
     save_checkpoint,
@@ -86,5 +88,7 @@ __all__ = [
     "merge_runs",
     "mixing_problems",
     "run_identity",
+    "device_kind",
+    "older_protocol",
     "write_file",
 ]

@@ -10,11 +10,16 @@ Examples::
     python -m posenc.lab summary chapters/data/lab_results.json
 
 Every option left out takes the experiment's value (:class:`posenc.lab.RunConfig`). ``run`` and
-``sweep`` merge their runs into the results file: a run is added under its configuration, the
-file is rewritten atomically after every finished run, and runs already in the file are
-skipped (so a stopped sweep resumes, with any command that asks for them) unless ``--rerun``
-asks to replace them. A file holds one experiment: runs with other settings or computed by
-other code are refused unless ``--allow-mixed`` is given.
+``sweep`` merge their runs into the results file: a run is added under its identity (its
+settings, the code that computed it and the kind of device: :func:`posenc.lab.run_identity`);
+after every finished run the file is re-read and rewritten atomically under a lock, so two
+commands writing one file keep each other's runs; runs already in the file are skipped (so a
+stopped sweep resumes, with any command that asks for them) unless ``--rerun`` asks to replace
+them, and only a run of the same identity is ever replaced. A file holds one experiment: runs
+with other settings, computed by other code or on another kind of device are refused unless
+``--allow-mixed`` is given, and then kept beside the others. A file of an older protocol is
+read only. No command overwrites a results file or position table it was not asked to add to
+(``table`` refuses an existing ``--out`` without ``--replace``).
 """
 
 from __future__ import annotations
@@ -23,19 +28,24 @@ import argparse
 import concurrent.futures
 import json
 import multiprocessing
+import os
 import shlex
 import sys
 import time
+import uuid
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
+from .._files import locked
 from .model import SCHEMES
 from .results import (
     RESULTS_SCHEMA,
     load_results,
     merge_runs,
     mixing_problems,
+    older_protocol,
     run_identity,
     save_checkpoint,
     summarise,
@@ -96,9 +106,14 @@ def _device(text: str) -> str:
     return text
 
 
+def _concrete(device: str) -> str:
+    """``"auto"`` as the device it picks here (``"cuda"`` or ``"cpu"``), so a run records where it ran."""
+    return resolve_device(device).type if device == "auto" else device
+
+
 def _config(args, task: str, scheme: str, seed: int) -> RunConfig:
     """The experiment's config for (task, scheme, seed), changed only where an option was given."""
-    overrides = {"scheme": scheme, "seed": seed, "threads": args.threads, "device": args.device}
+    overrides = {"scheme": scheme, "seed": seed, "threads": args.threads, "device": _concrete(args.device)}
     for option in ("steps", "finetune_steps", "extensions"):
         if getattr(args, option) is not None:
             overrides[option] = getattr(args, option)
@@ -129,17 +144,23 @@ class _BadResultsFile(Exception):
     """The file a run or sweep would add to is not a results file of this lab, or holds another experiment."""
 
 
-def _previous(out: Path) -> dict:
-    """The existing results file (an empty one when there is no file)."""
+def _previous(out: Path, role: str = "--out") -> dict:
+    """The existing results file (an empty one when there is no file); an older protocol's file is refused."""
     if not out.exists():
         return {"runs": [], "commands": [], "seconds": 0.0}
     try:
         data = load_results(out)
         for record in data["runs"]:
-            run_identity(record["config"])
-        return data
+            run_identity(record)
     except (OSError, ValueError, KeyError, TypeError) as error:
-        raise _BadResultsFile(f"{_why(error)}; move it away or choose another --out") from error
+        raise _BadResultsFile(f"{_why(error)}; move it away or choose another {role}") from error
+    schema = older_protocol(data)
+    if schema is not None:
+        raise _BadResultsFile(
+            f"holds the results of an older protocol (schema {schema}), whose runs carry no code version: "
+            f"it is read only (summary and the book read it); choose another {role}"
+        )
+    return data
 
 
 def _planned(config: RunConfig) -> dict:
@@ -147,50 +168,129 @@ def _planned(config: RunConfig) -> dict:
     return {"config": json.loads(json.dumps(config.__dict__)), "versions": versions(), "provenance": provenance(config)}
 
 
+def _same_settings(record: dict) -> str:
+    """A run's settings without the code and device that :func:`run_identity` adds: runs that share them
+    but differ in identity are the same experiment computed by other code or on another device."""
+    config = {k: v for k, v in record["config"].items() if k not in ("threads", "device")}
+    return json.dumps(config, sort_keys=True)
+
+
+def _new_problems(before: list[dict], after: list[dict]) -> list[str]:
+    """The mixing problems of ``after`` that ``before`` did not have."""
+    known = set(mixing_problems(before)) if before else set()
+    return [p for p in mixing_problems(after) if p not in known]
+
+
+class _Writer:
+    """Adds finished runs to a results file that other commands may write at the same time.
+
+    Each addition re-reads the file under its lock (:func:`posenc._files.locked`), so runs
+    another command wrote meanwhile are kept. A run whose identity the file already holds is
+    kept as the file has it, unless ``--rerun`` asked to replace the one that was there when
+    this command started. A run that would mix experiments with what others wrote meanwhile
+    goes to a file of its own beside ``out`` (named on stderr), never into ``out``."""
+
+    def __init__(self, out: Path, command: str, at_start: set, rerun: bool, allow_mixed: bool):
+        self.out, self.at_start, self.rerun, self.allow_mixed = out, at_start, rerun, allow_mixed
+        self.entry = {"command": command, "runs": 0, "seconds": 0.0, "id": uuid.uuid4().hex[:12]}
+        self.start = time.perf_counter()
+        self.counted = 0.0  # seconds of this command already added to the file's total
+        self.aside: Path | None = None
+        self.aside_runs: list[dict] = []
+
+    def _commands(self, commands: list[dict]) -> list[dict]:
+        mine = [n for n, c in enumerate(commands) if c.get("id") == self.entry["id"]]
+        if mine:
+            return [*commands[: mine[0]], dict(self.entry), *commands[mine[0] + 1 :]]
+        return [*commands, dict(self.entry)]
+
+    def add(self, record: dict | None) -> str:
+        """Merge ``record`` (None: only record this command) into the file; say what happened to it."""
+        elapsed = time.perf_counter() - self.start
+        if record is not None:
+            self.entry["runs"] += 1
+        self.entry["seconds"] = round(elapsed, 1)
+        with locked(self.out):
+            current = _previous(self.out)
+            runs, note = current["runs"], ""
+            if record is not None:
+                key = run_identity(record)
+                if any(run_identity(r) == key for r in runs) and not (self.rerun and key in self.at_start):
+                    note = "; the file had this run already (another command wrote it meanwhile): kept that one"
+                else:
+                    merged, replaced = merge_runs(runs, [record])
+                    problems = _new_problems(runs, merged)
+                    if problems and not self.allow_mixed:
+                        return self._set_aside(record, problems)
+                    runs = merged
+                    note = "; replaced the run of the same identity" if replaced else ""
+            seconds = float(current["seconds"]) + elapsed - self.counted
+            self.counted = elapsed
+            _write(runs, self.out, self._commands(current["commands"]), seconds)
+        return note
+
+    def _set_aside(self, record: dict, problems: list[str]) -> str:
+        if self.aside is None:
+            self.aside = self.out.with_name(f"{self.out.stem}.aside-{os.getpid()}{self.out.suffix}")
+        self.aside_runs.append(record)
+        _write(sorted(self.aside_runs, key=lambda r: (r["config"]["scheme"], r["config"]["seed"])), self.aside, [], 0.0)
+        return (
+            f"; NOT added to {self.out}: another command added runs it would mix with ({'; '.join(problems)}); "
+            f"kept in {self.aside}"
+        )
+
+
 def _run_many(args, tasks, schemes, seeds, argv) -> list[dict]:
     """Run every (task, scheme, seed) asked for, ``args.jobs`` at a time, merging each into the file."""
     configs = [_config(args, task, scheme, seed) for task in tasks for scheme in schemes for seed in seeds]
-    wanted = {run_identity(_planned(c)["config"]): c for c in configs}
+    planned = {}
+    for config in configs:
+        record = _planned(config)
+        planned[run_identity(record)] = (config, record)
     data = _previous(args.out)
     previous = data["runs"]
-    problems = mixing_problems(previous + [_planned(c) for c in wanted.values()])
+    problems = mixing_problems(previous + [record for _, record in planned.values()])
     if problems and not args.allow_mixed:
         raise _BadResultsFile(
             "these runs and the file's would mix experiments, which one results file does not hold:\n  "
             + "\n  ".join(problems)
             + "\nwrite them to another --out, or pass --allow-mixed to keep both in this file"
         )
-    done = {run_identity(r["config"]) for r in previous}
-    again = [c for key, c in wanted.items() if key in done]
-    todo = [c for key, c in wanted.items() if key not in done or args.rerun]
+    at_start = {run_identity(r) for r in previous}
+    again = [c for key, (c, _) in planned.items() if key in at_start]
+    todo = [c for key, (c, _) in planned.items() if key not in at_start or args.rerun]
+    wanted_settings = {_same_settings(record) for _, record in planned.values()}
+    beside = [r for r in previous if _same_settings(r) in wanted_settings and run_identity(r) not in planned]
     if again and args.rerun:
         print(f"{args.out}: running again, and replacing, the {len(again)} runs of these the file holds")
     elif again:
         print(
-            f"{args.out}: {len(again)} of the {len(wanted)} runs are in the file already (kept; --rerun "
+            f"{args.out}: {len(again)} of the {len(planned)} runs are in the file already (kept; --rerun "
             f"replaces them); running the other {len(todo)}"
         )
-    records = list(previous)
+    if beside:
+        print(
+            f"{args.out}: the file holds {len(beside)} runs of these settings computed by other code or on "
+            "another device; they are kept, and the new runs are added beside them"
+        )
     command = "python -m posenc.lab " + " ".join(shlex.quote(a) for a in argv)
-    start = time.perf_counter()
-    finished_count = 0
+    writer = _Writer(args.out, command, at_start, args.rerun, args.allow_mixed)
 
     def finished(record: dict) -> None:
-        nonlocal records, finished_count
-        records, replaced = merge_runs(records, [record])
-        finished_count += 1
-        elapsed = time.perf_counter() - start
-        eta = elapsed / finished_count * (len(todo) - finished_count)
-        c = record["config"]
-        history = data["commands"] + [{"command": command, "runs": finished_count, "seconds": round(elapsed, 1)}]
-        _write(records, args.out, history, float(data["seconds"]) + elapsed)
+        note = writer.add(record)
         if not args.quiet:
+            elapsed = time.perf_counter() - writer.start
+            count = writer.entry["runs"]
+            eta = elapsed / count * (len(todo) - count)
+            c = record["config"]
             sys.stderr.write(
-                f"[{finished_count:3d}/{len(todo)}] {c['task']}/{c['scheme']}/seed {c['seed']} done "
-                f"({record['training']['seconds']:.0f} s training)"
-                f"{'; replaced the run in the file' if replaced else ''}"
+                f"[{count:3d}/{len(todo)}] {c['task']}/{c['scheme']}/seed {c['seed']} done "
+                f"({record['training']['seconds']:.0f} s training){note}"
                 f"; elapsed {elapsed / 60:.1f} min, about {eta / 60:.1f} min to go\n"
             )
+        elif "NOT added" in note:
+            c = record["config"]
+            sys.stderr.write(f"{c['task']}/{c['scheme']}/seed {c['seed']}{note}\n")
 
     show_steps = args.jobs == 1 and not args.quiet
     if args.jobs == 1:
@@ -203,41 +303,58 @@ def _run_many(args, tasks, schemes, seeds, argv) -> list[dict]:
             for future in concurrent.futures.as_completed(futures):
                 finished(future.result())
     if not todo and not args.out.exists():
-        _write(records, args.out, data["commands"], float(data["seconds"]))
-    return records
+        writer.add(None)
+    if writer.aside is not None:
+        raise _BadResultsFile(
+            f"{len(writer.aside_runs)} runs were kept in {writer.aside}, not in this file: another command "
+            "added runs they would mix with while this one ran"
+        )
+    return _previous(args.out)["runs"]
 
 
 def _merge(args, argv: list[str]) -> int:
     """Merge the runs of ``args.parts`` into ``args.out`` (whose own runs come first); lose none.
 
-    The parts' commands are kept, then the merge command itself (no seconds of its own): with
-    ``--tasks`` it says which runs of the parts' commands the file holds."""
-    data = _previous(args.out)
-    records, commands, seconds = list(data["runs"]), list(data["commands"]), float(data["seconds"])
-    replaced_count = 0
+    A part's run replaces one of ``out`` only when both have one identity (the same settings,
+    code and kind of device: :func:`posenc.lab.run_identity`); runs of other code or another
+    device are kept beside each other, which mixes experiments: refused, writing nothing,
+    unless ``--allow-mixed``. The parts' commands are kept, then the merge command itself (no
+    seconds of its own): with ``--tasks`` it says which runs of the parts' commands the file holds."""
+    parts = []
     for part in args.parts:
+        if not part.exists():
+            raise _BadResultsFile(f"{part}: no such file")
         try:
-            other = _previous(part) if part.exists() else None
+            parts.append(_previous(part, "part"))
         except _BadResultsFile as error:
             raise _BadResultsFile(f"{part}: {error}") from None
-        if other is None:
-            raise _BadResultsFile(f"{part}: no such file")
-        taken = [r for r in other["runs"] if args.tasks is None or r["config"]["task"] in args.tasks]
-        records, replaced = merge_runs(records, taken)
-        replaced_count += len(replaced)
-        commands += other["commands"]
-        seconds += float(other["seconds"])
-    problems = mixing_problems(records)
-    if problems and not args.allow_mixed:
-        raise _BadResultsFile(
-            "the merged runs would mix experiments, which one results file does not hold:\n  "
-            + "\n  ".join(problems)
-            + "\nmerge them into another --out, or pass --allow-mixed"
-        )
-    merge_command = "python -m posenc.lab " + " ".join(shlex.quote(a) for a in argv)
-    commands.append({"command": merge_command, "runs": len(records), "seconds": 0.0})
-    _write(records, args.out, commands, seconds)
-    note = f"; {replaced_count} runs of the same configuration replaced by a later part" if replaced_count else ""
+    with locked(args.out):
+        data = _previous(args.out)
+        records, commands, seconds = list(data["runs"]), list(data["commands"]), float(data["seconds"])
+        replaced_count = 0
+        for other in parts:
+            taken = [r for r in other["runs"] if args.tasks is None or r["config"]["task"] in args.tasks]
+            records, replaced = merge_runs(records, taken)
+            replaced_count += len(replaced)
+            commands += other["commands"]
+            seconds += float(other["seconds"])
+        problems = mixing_problems(records)
+        if problems and not args.allow_mixed:
+            raise _BadResultsFile(
+                "the merged runs would mix experiments, which one results file does not hold:\n  "
+                + "\n  ".join(problems)
+                + "\nnothing was written; merge them into another --out, or pass --allow-mixed to keep all of them"
+            )
+        merge_command = "python -m posenc.lab " + " ".join(shlex.quote(a) for a in argv)
+        commands.append({"command": merge_command, "runs": len(records), "seconds": 0.0})
+        _write(records, args.out, commands, seconds)
+    by_settings = defaultdict(set)
+    for record in records:
+        by_settings[_same_settings(record)].add(run_identity(record))
+    side_by_side = sum(len(ids) > 1 for ids in by_settings.values())
+    note = f"; {replaced_count} runs of the same identity replaced by a later part" if replaced_count else ""
+    if side_by_side:
+        note += f"; {side_by_side} settings held by runs of different code or devices, each run kept"
     print(f"{args.out}: {len(records)} runs{note}")
     return 0
 
@@ -255,10 +372,12 @@ def _write(records: list[dict], out: Path, commands: list[dict], seconds: float)
 
 def _write_table(args, argv: list[str]) -> None:
     """Train one learned-table model and save its position table before and after training (float16)."""
-    overrides = {"scheme": "learned", "seed": args.seed, "threads": args.threads, "device": args.device}
+    overrides = {"scheme": "learned", "seed": args.seed, "threads": args.threads, "device": _concrete(args.device)}
     if args.steps is not None:
         overrides["steps"] = args.steps
     config = RunConfig.for_task(args.task, **overrides)
+    if args.out.exists() and not args.replace:
+        raise _BadResultsFile("exists; choose another --out, or pass --replace to replace it")
     progress = None if args.quiet else progress_bar(f"{args.task}/learned/seed {args.seed}")
     result = learned_position_table(config, progress=progress)
     about = {
@@ -267,6 +386,7 @@ def _write_table(args, argv: list[str]) -> None:
         "final_loss": result["final_loss"],
         "seconds": round(result["seconds"], 1),
         "versions": versions(),
+        "provenance": provenance(config),  # the code version (source hash, git commit) that trained it
     }
 
     def save(temporary: Path) -> None:
@@ -297,7 +417,8 @@ def _why(error: Exception) -> str:
     return f"is not a results file of this lab: {error}"
 
 
-#: The seeds of the book's sweep: 0-9 wrote the chapter's claims, 10 and 11 check them (held out).
+#: The default seeds of ``sweep``: those of the book's first sweep. ``posenc.lab.claims.SEEDS`` lists, per task,
+#: the seeds the chapter's claims were written from and the held-out seeds that check them.
 BOOK_SEEDS = list(range(12))
 
 
@@ -356,6 +477,7 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--device", type=_device, default="cpu", help="auto (CUDA when present), cpu or cuda")
     table.add_argument("--threads", type=_count(1), default=2, help="torch CPU threads")
     table.add_argument("--out", type=Path, default=Path("learned_table.npz"), help=".npz: initial, trained, about")
+    table.add_argument("--replace", action="store_true", help="replace an existing --out file")
     table.add_argument("--quiet", action="store_true")
     merge = commands.add_parser(
         "merge", help="merge results files (parts of a sweep run separately) into one, losing no run"
@@ -398,7 +520,11 @@ def main(argv: list[str] | None = None) -> int:
                 )
         return 0
     if args.command == "table":
-        _write_table(args, argv)
+        try:
+            _write_table(args, argv)
+        except _BadResultsFile as error:
+            print(f"python -m posenc.lab table: {args.out}: {error}", file=sys.stderr)
+            return 1
         return 0
     if args.command == "merge":
         try:

@@ -17,6 +17,8 @@ from .._validation import check_bool, check_choice, check_int, show_value
 from .model import ModelConfig, TinyTransformer
 
 __all__ = [
+    "device_kind",
+    "older_protocol",
     "save_checkpoint",
     "load_checkpoint",
     "load_results",
@@ -38,7 +40,7 @@ __all__ = [
 RESULTS_SCHEMA = 2
 
 #: Settings that change how fast a run goes, not what it computes: a run is identified without them.
-HOW_NOT_WHAT = ("threads", "device")
+HOW_NOT_WHAT = ("threads",)
 #: What may differ between the runs of one results file of one task: the scheme and the seed.
 PER_RUN = ("scheme", "seed")
 
@@ -98,6 +100,14 @@ def load_results(path: str | Path) -> dict:
     return data
 
 
+def older_protocol(data: dict) -> int | None:
+    """The schema of an older protocol that :func:`load_results` read ``data`` from (None for the current one).
+
+    Such a file is read only: its runs carry no provenance, so no command adds runs to it or
+    copies its runs into a file of the current schema."""
+    return data.get("read_from_schema")
+
+
 def _from_schema_1(data: dict) -> dict:
     """A schema-1 file (one ``command``, ``versions`` for the whole file) in schema 2's shape, read only:
     its command becomes ``commands[0]`` and each run gets the file's versions and a provenance of
@@ -110,39 +120,65 @@ def _from_schema_1(data: dict) -> dict:
     return {**data, "schema": RESULTS_SCHEMA, "commands": [command], "runs": runs, "read_from_schema": 1}
 
 
-def run_identity(config: dict) -> str:
-    """What a run computes: its config without the settings of :data:`HOW_NOT_WHAT` (a JSON string).
+def device_kind(device: str | None) -> str | None:
+    """The kind of device a run's config names: ``"cuda:1"`` -> ``"cuda"``; ``"cpu"`` as is."""
+    return device.split(":", 1)[0] if isinstance(device, str) else device
 
-    Two runs with one identity are the same experiment: a results file keeps one of them."""
-    return json.dumps({k: v for k, v in config.items() if k not in HOW_NOT_WHAT}, sort_keys=True)
+
+def run_identity(record: dict) -> str:
+    """What a run is (a JSON string): its config without the settings of :data:`HOW_NOT_WHAT`, the kind
+    of device it ran on and the code that computed it (``provenance["source_hash"]``, see
+    :func:`posenc.lab.provenance.code_version`).
+
+    Two runs with one identity ran the same computation: the same settings, code and kind of
+    device (floating-point sums on a GPU and a CPU round differently). A results file keeps
+    one of them. ``record`` is a run record (``{"config", "provenance", ...}``)."""
+    if not isinstance(record, dict) or not isinstance(record.get("config"), dict):
+        raise TypeError(f"record must be a run record with a 'config' dict, got {show_value(record)}")
+    config = {k: v for k, v in record["config"].items() if k not in HOW_NOT_WHAT}
+    config["device"] = device_kind(config.get("device"))
+    code = (record.get("provenance") or {}).get("source_hash")
+    return json.dumps({"config": config, "code": code}, sort_keys=True)
+
+
+def _order(record: dict) -> tuple:
+    config, provenance = record["config"], record.get("provenance") or {}
+    return (
+        config["task"],
+        config["scheme"],
+        config["seed"],
+        str(device_kind(config.get("device"))),
+        str(provenance.get("source_hash")),
+    )
 
 
 def merge_runs(previous: list[dict], new: list[dict]) -> tuple[list[dict], list[dict]]:
     """``(merged, replaced)``: every run of ``previous`` and ``new``, one per :func:`run_identity`.
 
-    A new run replaces a previous run with the same identity (the same configuration run
-    again); ``replaced`` lists the previous runs it replaced. Nothing else is dropped."""
-    by_identity = {run_identity(r["config"]): r for r in previous}
+    A new run replaces a previous run only when both have one identity: the same settings run
+    again by the same code on the same kind of device (``replaced`` lists the previous runs it
+    replaced). A run from other code or another device is a run of its own: both are kept, and
+    :func:`mixing_problems` says that the file now mixes them. Nothing else is dropped."""
+    by_identity = {run_identity(r): r for r in previous}
     replaced = []
     for record in new:
-        key = run_identity(record["config"])
+        key = run_identity(record)
         if key in by_identity:
             replaced.append(by_identity[key])
         by_identity[key] = record
-    merged = sorted(
-        by_identity.values(), key=lambda r: (r["config"]["task"], r["config"]["scheme"], r["config"]["seed"])
-    )
-    return merged, replaced
+    return sorted(by_identity.values(), key=_order), replaced
 
 
 def _settings(config: dict) -> dict:
-    return {k: v for k, v in config.items() if k not in HOW_NOT_WHAT + PER_RUN}
+    """The settings one task's runs share (the device is compared by its kind, with the software)."""
+    return {k: v for k, v in config.items() if k not in (*HOW_NOT_WHAT, *PER_RUN, "device")}
 
 
 def _software(record: dict) -> dict:
     provenance = record.get("provenance") or {}
     versions = record.get("versions") or {}
     return {
+        "device": device_kind(record["config"].get("device")),
         "code (source hash)": provenance.get("source_hash"),
         "text corpus (hash)": provenance.get("corpus_hash") if record["config"].get("task") == "text" else None,
         **{k: versions.get(k) for k in ("python", "torch", "numpy")},
@@ -153,9 +189,10 @@ def mixing_problems(runs: list[dict]) -> list[str]:
     """What differs between runs that one results file should hold alike, one line per difference.
 
     A results file is one experiment: for each task, every run has the same settings except
-    its scheme and seed (and threads and device, which change only the speed), and every run
-    was computed by the same code (:func:`posenc.lab.provenance.code_version`), on the same text
-    corpus and with the same Python, torch and NumPy. Empty when nothing differs."""
+    its scheme and seed (and its threads, which change only the speed), and every run was
+    computed by the same code (:func:`posenc.lab.provenance.code_version`) on the same kind of
+    device, on the same text corpus and with the same Python, torch and NumPy. Empty when
+    nothing differs."""
     problems = []
     by_task = defaultdict(list)
     for record in runs:

@@ -1,0 +1,190 @@
+"""Issue 45: no lab command loses a run.
+
+The cases an outside audit found: ``merge`` replacing runs of other code or another device,
+``run --allow-mixed --rerun`` overwriting them, two sweeps writing one file at once, an
+older-protocol file rewritten as the new schema, and a position table without its code version.
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from posenc import lab
+from posenc._files import locked
+from posenc.lab.__main__ import _Writer
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "chapters" / "data" / "lab"
+SHORT = ["--steps", "2", "--quiet"]
+
+
+def _lab(*args, cwd=ROOT):
+    return subprocess.run(
+        [sys.executable, "-m", "posenc.lab", *args], capture_output=True, text=True, cwd=cwd, timeout=600
+    )
+
+
+def _copy(name: str, folder: Path) -> Path:
+    out = folder / name
+    shutil.copyfile(DATA / name, out)
+    return out
+
+
+def test_merging_gpu_runs_into_the_cpu_file_is_refused_and_then_keeps_both(tmp_path):
+    """The audit's case: a copy of lookup_budget_gpu.json merged into lookup_budget.json replaced all 20 CPU runs."""
+    cpu, gpu = _copy("lookup_budget.json", tmp_path), _copy("lookup_budget_gpu.json", tmp_path)
+    before = cpu.read_bytes()
+    cpu_runs, gpu_runs = lab.load_results(cpu)["runs"], lab.load_results(gpu)["runs"]
+    assert {r["config"]["device"] for r in cpu_runs} == {"cpu"}
+    assert {r["config"]["device"] for r in gpu_runs} == {"cuda"}
+    refused = _lab("merge", str(gpu), "--out", str(cpu))
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "runs differ in device: cpu, cuda" in refused.stderr and "code (source hash)" in refused.stderr
+    assert "nothing was written" in refused.stderr
+    assert cpu.read_bytes() == before  # not one byte changed
+    kept = _lab("merge", str(gpu), "--out", str(cpu), "--allow-mixed")
+    assert kept.returncode == 0, kept.stderr
+    merged = lab.load_results(cpu)["runs"]
+    assert len(merged) == len(cpu_runs) + len(gpu_runs) == 50
+    ids = {lab.run_identity(r) for r in merged}
+    assert all(lab.run_identity(r) in ids for r in cpu_runs + gpu_runs)
+    assert [r for r in merged if r["config"]["device"] == "cpu"] == cpu_runs  # every CPU run as it was
+    assert "20 settings held by runs of different code or devices, each run kept" in kept.stdout
+    assert "replaced" not in kept.stdout
+
+
+@pytest.mark.slow
+def test_a_rerun_from_other_code_keeps_the_earlier_run(tmp_path):
+    """``run --allow-mixed --rerun`` replaces only a run of the same identity; a run of other code stays."""
+    out = tmp_path / "r.json"
+    command = ["run", "--task", "lookup", "--scheme", "alibi", "--seed", "0", *SHORT, "--out", str(out)]
+    assert _lab(*command).returncode == 0
+    data = lab.load_results(out)
+    (mine,) = data["runs"]
+    older = json.loads(json.dumps(mine))
+    older["provenance"]["source_hash"] = "0" * 16  # as if computed by other code
+    older["evaluations"][0]["all"] = 0.123
+    out.write_text(json.dumps({**data, "runs": [older]}))
+    snapshot = out.read_bytes()
+    refused = _lab(*command, "--rerun")
+    assert refused.returncode == 1 and "code (source hash)" in refused.stderr and out.read_bytes() == snapshot
+    both = _lab(*command, "--rerun", "--allow-mixed")
+    assert both.returncode == 0, both.stderr
+    assert "computed by other code or on another device; they are kept" in both.stdout
+    runs = lab.load_results(out)["runs"]
+    assert len(runs) == 2 and older in runs  # the other code's run is kept as it was
+    again = _lab(*command, "--rerun", "--allow-mixed")  # now the same identity is there: that one is replaced
+    assert again.returncode == 0 and "running again, and replacing, the 1 runs" in again.stdout
+    assert len(lab.load_results(out)["runs"]) == 2 and older in lab.load_results(out)["runs"]
+
+
+def _fake_run(seed: int, scheme: str = "alibi", code: str = "aaaa", steps: int = 2) -> dict:
+    config = {"task": "lookup", "scheme": scheme, "seed": seed, "steps": steps, "threads": 1, "device": "cpu"}
+    return {
+        "config": config,
+        "provenance": {"source_hash": code, "git_commit": None, "git_dirty": None, "corpus_hash": None},
+        "versions": {"python": "3.11", "torch": "2.13.0", "numpy": "2"},
+        "training": {"seconds": 1.0},
+        "evaluations": [],
+    }
+
+
+def test_a_writer_keeps_the_runs_another_command_wrote_meanwhile(tmp_path):
+    """The interleaving that lost runs: A reads, B writes, A writes back. Each add re-reads under the lock."""
+    out = tmp_path / "shared.json"
+    first = _Writer(out, "python -m posenc.lab sweep --seeds 0 1", set(), rerun=False, allow_mixed=False)
+    second = _Writer(out, "python -m posenc.lab sweep --seeds 2", set(), rerun=False, allow_mixed=False)
+    first.add(_fake_run(0))
+    second.add(_fake_run(2))
+    first.add(_fake_run(1))
+    data = lab.load_results(out)
+    assert [r["config"]["seed"] for r in data["runs"]] == [0, 1, 2]
+    assert [(c["command"].split("--seeds ")[1], c["runs"]) for c in data["commands"]] == [("0 1", 2), ("2", 1)]
+    # the same run written by the other command meanwhile is kept as that command wrote it
+    twin = {**_fake_run(2), "training": {"seconds": 9.0}}
+    assert "kept that one" in first.add(twin)
+    assert [r["training"]["seconds"] for r in lab.load_results(out)["runs"]] == [1.0, 1.0, 1.0]
+    # a run that would now mix with what the others wrote goes beside the file, not into it
+    before = out.read_bytes()
+    note = first.add(_fake_run(3, code="bbbb"))
+    assert "NOT added" in note and first.aside is not None and first.aside.exists()
+    assert [r["provenance"]["source_hash"] for r in lab.load_results(first.aside)["runs"]] == ["bbbb"]
+    assert [r["config"]["seed"] for r in lab.load_results(out)["runs"]] == [0, 1, 2]
+    assert lab.load_results(out)["runs"] == lab.load_results(out)["runs"] and out.read_bytes() == before
+
+
+def test_the_lock_excludes_a_second_holder_until_released(tmp_path):
+    out = tmp_path / "x.json"
+    with locked(out):
+        with pytest.raises(TimeoutError, match="holds its lock"):
+            with locked(out, timeout=0.1):
+                pass
+    with locked(out, timeout=0.1):  # released on leaving: taken at once
+        pass
+    assert list(tmp_path.iterdir()) == []  # no lock file left behind
+
+
+@pytest.mark.slow
+def test_two_sweeps_writing_one_file_at_once_keep_every_run(tmp_path):
+    """The audit's case: two sweeps into one file left 3 runs of 5, and both reported success."""
+    out = tmp_path / "both.json"
+    base = [sys.executable, "-m", "posenc.lab", "sweep", "--tasks", "lookup", "--schemes", "nope", "alibi"]
+    base += [*SHORT, "--threads", "1", "--out", str(out)]
+    processes = [
+        subprocess.Popen(
+            [*base, "--seeds", *seeds], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for seeds in (["0", "1", "2"], ["3", "4"])
+    ]
+    outputs = [p.communicate(timeout=600) for p in processes]
+    assert [p.returncode for p in processes] == [0, 0], outputs
+    data = lab.load_results(out)
+    assert sorted((r["config"]["scheme"], r["config"]["seed"]) for r in data["runs"]) == sorted(
+        (s, seed) for s in ("nope", "alibi") for seed in range(5)
+    )
+    assert sorted(c["runs"] for c in data["commands"]) == [4, 6]
+    assert not [p for p in tmp_path.iterdir() if p.name != "both.json"]  # no lock or temporary file left
+
+
+def test_an_older_protocol_file_is_refused_never_rewritten(tmp_path):
+    """A schema-1 file (chapter 12's first sweep) is read only: no run, sweep or merge writes it or copies it."""
+    old = tmp_path / "lab_results.json"
+    shutil.copyfile(ROOT / "chapters" / "data" / "lab_results.json", old)
+    snapshot = old.read_bytes()
+    assert lab.load_results(old)["read_from_schema"] == 1  # still readable
+    run = _lab("run", "--task", "lookup", "--scheme", "alibi", *SHORT, "--allow-mixed", "--out", str(old))
+    assert run.returncode == 1 and "older protocol (schema 1)" in run.stderr and "Traceback" not in run.stderr
+    into = _lab("merge", str(_copy("lookup_budget.json", tmp_path)), "--allow-mixed", "--out", str(old))
+    assert into.returncode == 1 and "older protocol (schema 1)" in into.stderr
+    out = tmp_path / "new.json"
+    part = _lab("merge", str(old), "--allow-mixed", "--out", str(out))
+    assert part.returncode == 1 and "older protocol (schema 1)" in part.stderr and not out.exists()
+    assert old.read_bytes() == snapshot
+
+
+@pytest.mark.slow
+def test_a_position_table_records_its_code_version_and_is_never_overwritten_unasked(tmp_path):
+    out = tmp_path / "table.npz"
+    command = ["table", "--task", "lookup", "--steps", "2", "--quiet", "--out", str(out)]
+    assert _lab(*command).returncode == 0
+    with np.load(out) as saved:
+        about = json.loads(str(saved["about"]))
+    assert about["provenance"]["source_hash"] == lab.code_version()["source_hash"]
+    assert about["provenance"]["git_commit"] == lab.code_version()["git_commit"]
+    snapshot = out.read_bytes()
+    refused = _lab(*command)
+    assert refused.returncode == 1 and "--replace" in refused.stderr and out.read_bytes() == snapshot
+    assert _lab(*command, "--replace").returncode == 0
+
+
+def test_the_books_position_table_carries_its_code_version():
+    with np.load(ROOT / "chapters" / "data" / "learned_table_text_seed0.npz") as saved:
+        about = json.loads(str(saved["about"]))
+    provenance = about["provenance"]
+    assert len(provenance["source_hash"]) == 16 and len(provenance["git_commit"]) == 40
+    assert provenance["git_dirty"] is False and provenance["corpus_hash"]
