@@ -621,6 +621,53 @@ def test_chapter_12_numbers_of_the_0_4_0_corrections_from_the_earlier_protocol_f
     assert sum(g < -0.031 for g in gaps) == 4 and round(gaps[-1], 3) == -0.012
 
 
+def test_the_issue_45_corrections_recomputed():
+    """The numbers of the issue-45 corrections of chapter 12: the lookup claim that failed on ten new
+    seeds, and the comparisons that the claims' rule (per-seed margin, 9 in 10 of the seeds) leaves open."""
+    from posenc import lab
+    from posenc.lab import claims
+
+    folder = ROOT / "chapters" / "data" / "lab"
+    first, more = (lab.load_results(folder / name)["runs"] for name in ("lookup.json", "lookup_more.json"))
+    assert sorted({r["config"]["seed"] for r in more}) == list(range(12, 22))
+
+    def beyond(runs, scheme):
+        return lab.seed_values(runs, "lookup", scheme, 4, value="beyond")
+
+    # "RoPE and p-RoPE above 0.7, every other scheme below 0.6": all 12 first seeds, 5 of the 10 new
+    for runs, holds in ((first, 12), (more, 5)):
+        kept = np.minimum(beyond(runs, "rope"), beyond(runs, "p_rope")) > 0.7
+        others = np.max([beyond(runs, s) for s in lab.SCHEMES if s not in ("rope", "p_rope")], axis=0) < 0.6
+        assert int(np.sum(kept & others)) == holds
+    assert f"{beyond(more, 'rope').min():.3f}" == "0.484"
+
+    def cleared(runs, task, factor, first_setting, second_setting, verdict, value):
+        comparison = claims.Compare(task, factor, first_setting, second_setting, value)
+        v = comparison.oriented(runs, claims.SEEDS[task]["discovery"])
+        m = claims.MARGINS["bits_per_char" if task == "text" else "accuracy"]
+        count = {"ahead": np.sum(v >= m), "behind": np.sum(v <= -m), "level": np.sum(np.abs(v) < m)}[verdict]
+        assert claims.rule_verdict(v, task)["verdict"] == "inconclusive"
+        return int(count), v.size
+
+    plain = lambda scheme: (scheme, "none", False)  # noqa: E731
+    rope = lambda method, tuned=False: ("rope", method, tuned)  # noqa: E731
+    lookup = first + more
+    assert cleared(lookup, "lookup", 4, plain("p_rope"), plain("rope"), "level", "beyond") == (19, 22)
+    assert cleared(lookup, "lookup", 4, plain("sinusoidal"), plain("nope"), "behind", "beyond") == (19, 22)
+    for method, count in (("ntk", 19), ("dynamic", 19), ("yarn_matched", 18)):
+        assert cleared(lookup, "lookup", 4, rope(method), rope("none"), "ahead", "beyond") == (count, 22)
+    passkey, text = (lab.load_results(folder / f"{t}.json")["runs"] for t in ("passkey", "text"))
+    assert cleared(passkey, "passkey", 8, rope("longrope"), rope("dynamic"), "ahead", "all") == (10, 12)
+    assert cleared(passkey, "passkey", 8, plain("rope_nope"), plain("rope"), "ahead", "all") == (10, 12)
+    assert cleared(passkey, "passkey", 8, plain("partial_rope"), plain("rope"), "behind", "all") == (10, 12)
+    assert cleared(text, "text", 4, plain("p_rope"), plain("rope"), "behind", "all") == (10, 12)
+    assert cleared(text, "text", 4, rope("dynamic"), rope("ntk"), "ahead", "all") == (10, 12)
+    assert cleared(text, "text", 1, rope("longrope", True), rope("none"), "behind", "all") == (10, 12)
+    # the chance that a ranking with no effect passes the held-out check, before and now
+    assert claims.sign_test(2, 2) == 1 / 4
+    assert claims.null_pass_probability(10) == 11 / 1024 and claims.null_pass_probability(4) == 1 / 16
+
+
 def _module_at_commit(commit: str, path: str, package: str):
     """The module at ``path`` as it stood at ``commit``, loaded inside ``package`` (its relative imports
     resolve against today's package: for a module whose imports still exist)."""

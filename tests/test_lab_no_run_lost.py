@@ -30,6 +30,7 @@ def _lab(*args, cwd=ROOT):
 
 
 def _copy(name: str, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
     out = folder / name
     shutil.copyfile(DATA / name, out)
     return out
@@ -79,7 +80,7 @@ def test_a_rerun_from_other_code_keeps_the_earlier_run(tmp_path):
     runs = lab.load_results(out)["runs"]
     assert len(runs) == 2 and older in runs  # the other code's run is kept as it was
     again = _lab(*command, "--rerun", "--allow-mixed")  # now the same identity is there: that one is replaced
-    assert again.returncode == 0 and "running again, and replacing, the 1 runs" in again.stdout
+    assert again.returncode == 0 and "running again, and replacing, the run" in again.stdout
     assert len(lab.load_results(out)["runs"]) == 2 and older in lab.load_results(out)["runs"]
 
 
@@ -188,3 +189,155 @@ def test_the_books_position_table_carries_its_code_version():
     provenance = about["provenance"]
     assert len(provenance["source_hash"]) == 16 and len(provenance["git_commit"]) == 40
     assert provenance["git_dirty"] is False and provenance["corpus_hash"]
+
+
+# Cases an adversarial review found after the first version (each lost a run or crashed).
+
+
+def test_set_aside_files_are_never_overwritten(tmp_path):
+    out = tmp_path / "s.json"
+    first = _Writer(out, "python -m posenc.lab sweep --seeds 0", set(), rerun=False, allow_mixed=False)
+    first.add(_fake_run(0))
+    names = set()
+    for code in ("bbbb", "cccc"):
+        other = _Writer(out, f"python -m posenc.lab run --code {code}", set(), rerun=False, allow_mixed=False)
+        assert "NOT added" in other.add(_fake_run(1, code=code))
+        names.add(other.aside.name)
+    assert len(names) == 2  # one file per command, named by its unique id, not by the process id
+    kept = sorted(
+        r["provenance"]["source_hash"] for p in tmp_path.glob("s.aside-*.json") for r in lab.load_results(p)["runs"]
+    )
+    assert kept == ["bbbb", "cccc"]
+    aside = lab.load_results(next(tmp_path.glob("s.aside-*.json")))
+    assert aside["commands"][0]["command"].startswith("python -m posenc.lab run")  # the command is recorded
+
+
+def test_a_file_that_turns_unreadable_mid_sweep_keeps_the_finished_run_aside(tmp_path):
+    out = tmp_path / "f.json"
+    writer = _Writer(out, "python -m posenc.lab sweep", set(), rerun=False, allow_mixed=False)
+    writer.add(_fake_run(0))
+    out.write_text("{broken")  # another process wrote garbage meanwhile
+    note = writer.add(_fake_run(1))
+    assert "NOT added" in note and "is not valid JSON" in note
+    assert [r["config"]["seed"] for r in lab.load_results(writer.aside)["runs"]] == [1]
+    assert out.read_text() == "{broken"  # not touched either
+
+
+def test_a_file_with_two_runs_of_one_identity_is_refused_not_thinned(tmp_path):
+    source = _copy("lookup_budget.json", tmp_path)
+    data = json.loads(source.read_text())
+    twin = json.loads(json.dumps(data["runs"][0]))
+    twin["config"]["threads"] = 7  # the same identity, other numbers
+    twin["evaluations"][0]["all"] = 0.5
+    data["runs"].append(twin)
+    source.write_text(json.dumps(data))
+    before = source.read_bytes()
+    for command in (
+        ["merge", str(source), "--out", str(tmp_path / "m.json")],
+        ["merge", str(_copy("lookup_budget.json", tmp_path / "b")), "--out", str(source)],
+    ):
+        refused = _lab(*command)
+        assert refused.returncode == 1 and "whose identity" in refused.stderr and "Traceback" not in refused.stderr
+    assert source.read_bytes() == before and not (tmp_path / "m.json").exists()
+
+
+def test_merging_a_file_again_adds_no_commands_or_seconds(tmp_path):
+    part, out = _copy("lookup_budget.json", tmp_path), tmp_path / "out.json"
+    assert _lab("merge", str(part), "--out", str(out)).returncode == 0
+    once = lab.load_results(out)
+    again = _lab("merge", str(part), "--out", str(out))
+    assert (
+        again.returncode == 0
+        and "20 runs already there as they were" in again.stdout
+        and "replaced" not in again.stdout
+    )
+    twice = lab.load_results(out)
+    assert twice["runs"] == once["runs"] and twice["seconds"] == once["seconds"]
+    assert twice["commands"][:-1] == once["commands"]  # only the new merge command is added
+    assert _lab("merge", str(part), "--tasks", "text", "--out", str(tmp_path / "none.json")).returncode == 0
+    assert lab.load_results(tmp_path / "none.json")["seconds"] == 0  # no runs taken: no seconds either
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"schema": 2, "runs": []},  # no commands, no seconds
+        {"schema": 2, "runs": [], "commands": [], "seconds": None},
+        {
+            "schema": 2,
+            "commands": [],
+            "seconds": 0,
+            "runs": [{"config": {"task": "lookup", "seed": 0}, "evaluations": []}],
+        },
+        {
+            "schema": 2,
+            "commands": [],
+            "seconds": 0,
+            "runs": [{"config": {"task": "lookup", "scheme": "rope", "seed": "7"}, "evaluations": []}],
+        },
+        {
+            "schema": 2,
+            "commands": [],
+            "seconds": 0,
+            "runs": [
+                {"config": {"task": "lookup", "scheme": "rope", "seed": 7}, "evaluations": [], "provenance": "abc"}
+            ],
+        },
+    ],
+)
+def test_a_malformed_results_file_is_refused_in_one_line_before_anything_runs(tmp_path, bad):
+    out = tmp_path / "bad.json"
+    out.write_text(json.dumps(bad))
+    for command in (
+        ["merge", str(out), "--out", str(tmp_path / "new.json")],
+        ["merge", str(_copy("lookup_budget.json", tmp_path)), "--out", str(out)],
+    ):
+        refused = _lab(*command)
+        assert refused.returncode == 1 and "is not a results file" in refused.stderr, refused.stderr
+        assert "Traceback" not in refused.stderr and refused.stderr.count(str(out)) <= 1
+    assert json.loads(out.read_text()) == bad
+
+
+def test_an_out_path_where_nothing_can_be_written_is_refused_before_training(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for out in (blocker / "sub.json", tmp_path):  # below a file; a folder
+        refused = _lab("run", "--task", "lookup", "--scheme", "alibi", *SHORT, "--out", str(out))
+        assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr
+        assert "training" not in refused.stderr
+    too_big = _lab(
+        "run", "--task", "lookup", "--scheme", "alibi", "--seed", str(2**63), *SHORT, "--out", str(tmp_path / "x.json")
+    )
+    assert too_big.returncode == 2 and "must be an integer from 0 to" in too_big.stderr
+
+
+def test_a_table_that_appears_while_one_trains_is_kept(tmp_path, monkeypatch):
+    import posenc.lab.__main__ as cli
+
+    out = tmp_path / "t.npz"
+
+    def train_while_another_writes(config, progress=None):
+        out.write_bytes(b"the other command's table")
+        return {
+            "initial": np.zeros((2, 2)),
+            "trained": np.ones((2, 2)),
+            "final_loss": 1.0,
+            "seconds": 0.1,
+            "config": {},
+        }
+
+    monkeypatch.setattr(cli, "learned_position_table", train_while_another_writes)
+    assert cli.main(["table", "--task", "lookup", "--steps", "2", "--quiet", "--out", str(out)]) == 1
+    assert out.read_bytes() == b"the other command's table"
+    (aside,) = tmp_path.glob("t.aside-*.npz")
+    with np.load(aside) as saved:
+        assert saved["trained"].sum() == 4
+
+
+@pytest.mark.slow
+def test_checkpoints_of_other_settings_do_not_overwrite_each_other(tmp_path):
+    folder = tmp_path / "ck"
+    for steps in ("2", "3"):
+        command = ["run", "--task", "lookup", "--scheme", "alibi", "--steps", steps, "--quiet"]
+        assert _lab(*command, "--checkpoints", str(folder), "--out", str(tmp_path / f"{steps}.json")).returncode == 0
+    assert len(list(folder.glob("lookup-alibi-seed0-*.pt"))) == 2

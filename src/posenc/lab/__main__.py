@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import hashlib
 import json
 import multiprocessing
 import os
 import shlex
 import sys
+import tempfile
 import time
 import uuid
 from collections import defaultdict
@@ -66,19 +68,29 @@ from .train import (
 _DEFAULTS = RunConfig()
 
 
-def _count(minimum: int):
-    """An argparse type: an integer >= ``minimum`` (argparse reports the error with usage, exit 2)."""
+#: The largest seed: torch's generators take a signed 64-bit seed, and the lab adds offsets to it.
+MAX_SEED = 2**31 - 1
+
+
+def _count(minimum: int, maximum: int | None = None):
+    """An argparse type: an integer >= ``minimum`` (and <= ``maximum``); argparse reports the error with
+    usage, exit 2."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {value}")
+        if value < minimum or (maximum is not None and value > maximum):
+            allowed = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
+            raise argparse.ArgumentTypeError(f"must be an integer {allowed}, got {value}")
         return value
 
     return parse
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def progress_bar(label: str):
@@ -134,10 +146,12 @@ def _rounded(value):
 def _one_run(config: RunConfig, checkpoints, show_steps: bool) -> dict:
     label = f"{config.task}/{config.scheme}/seed {config.seed}"
     record = run(config, progress=progress_bar(label) if show_steps else None)
-    if checkpoints:
-        name = f"{config.task}-{config.scheme}-seed{config.seed}.pt"
+    stripped = _rounded(strip_model(record))
+    if checkpoints:  # named by the run's identity: a run of other settings, code or device never overwrites it
+        tag = hashlib.sha256(run_identity(stripped).encode()).hexdigest()[:10]
+        name = f"{config.task}-{config.scheme}-seed{config.seed}-{tag}.pt"
         save_checkpoint(record["model"], Path(checkpoints) / name)
-    return _rounded(strip_model(record))
+    return stripped
 
 
 class _BadResultsFile(Exception):
@@ -150,10 +164,14 @@ def _previous(out: Path, role: str = "--out") -> dict:
         return {"runs": [], "commands": [], "seconds": 0.0}
     try:
         data = load_results(out)
-        for record in data["runs"]:
-            run_identity(record)
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise _BadResultsFile(f"{_why(error)}; move it away or choose another {role}") from error
+        identities = [run_identity(record) for record in data["runs"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise _BadResultsFile(f"{_why(error, out)}; move it away or choose another {role}") from error
+    if len(set(identities)) < len(identities):
+        raise _BadResultsFile(
+            f"holds {len(identities) - len(set(identities))} runs whose identity (settings, code, device) "
+            "another run of the file has too; no command picks one for you: keep one by hand, or choose another " + role
+        )
     schema = older_protocol(data)
     if schema is not None:
         raise _BadResultsFile(
@@ -161,6 +179,19 @@ def _previous(out: Path, role: str = "--out") -> dict:
             f"it is read only (summary and the book read it); choose another {role}"
         )
     return data
+
+
+def _writable(out: Path, role: str = "--out") -> None:
+    """Refuse, before any training, an ``out`` that is a folder or lies where no file can be written."""
+    if out.is_dir():
+        raise _BadResultsFile(f"is a folder, not a file; choose another {role}")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".probe", dir=out.parent)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise _BadResultsFile(f"cannot be written there ({error.strerror or error}); choose another {role}") from None
 
 
 def _planned(config: RunConfig) -> dict:
@@ -187,11 +218,13 @@ class _Writer:
     Each addition re-reads the file under its lock (:func:`posenc._files.locked`), so runs
     another command wrote meanwhile are kept. A run whose identity the file already holds is
     kept as the file has it, unless ``--rerun`` asked to replace the one that was there when
-    this command started. A run that would mix experiments with what others wrote meanwhile
-    goes to a file of its own beside ``out`` (named on stderr), never into ``out``."""
+    this command started. A run that cannot go into ``out`` (it would mix experiments with what
+    others wrote meanwhile, or the file became unreadable or unwritable) goes to a file of its
+    own beside ``out`` (or in the temporary folder), named on stderr; it is never dropped."""
 
     def __init__(self, out: Path, command: str, at_start: set, rerun: bool, allow_mixed: bool):
         self.out, self.at_start, self.rerun, self.allow_mixed = out, at_start, rerun, allow_mixed
+        self.target = Path(os.path.realpath(out))  # a link is followed, not replaced
         self.entry = {"command": command, "runs": 0, "seconds": 0.0, "id": uuid.uuid4().hex[:12]}
         self.start = time.perf_counter()
         self.counted = 0.0  # seconds of this command already added to the file's total
@@ -206,12 +239,18 @@ class _Writer:
 
     def add(self, record: dict | None) -> str:
         """Merge ``record`` (None: only record this command) into the file; say what happened to it."""
+        try:
+            return self._add(record)
+        except (_BadResultsFile, OSError, TimeoutError) as error:
+            if record is None:
+                raise
+            return self._set_aside(record, [str(error)])
+
+    def _add(self, record: dict | None) -> str:
         elapsed = time.perf_counter() - self.start
-        if record is not None:
-            self.entry["runs"] += 1
         self.entry["seconds"] = round(elapsed, 1)
-        with locked(self.out):
-            current = _previous(self.out)
+        with locked(self.target):
+            current = _previous(self.target)
             runs, note = current["runs"], ""
             if record is not None:
                 key = run_identity(record)
@@ -223,21 +262,29 @@ class _Writer:
                     if problems and not self.allow_mixed:
                         return self._set_aside(record, problems)
                     runs = merged
+                    self.entry["runs"] += 1
                     note = "; replaced the run of the same identity" if replaced else ""
             seconds = float(current["seconds"]) + elapsed - self.counted
+            _write(runs, self.target, self._commands(current["commands"]), seconds)
             self.counted = elapsed
-            _write(runs, self.out, self._commands(current["commands"]), seconds)
         return note
 
     def _set_aside(self, record: dict, problems: list[str]) -> str:
-        if self.aside is None:
-            self.aside = self.out.with_name(f"{self.out.stem}.aside-{os.getpid()}{self.out.suffix}")
         self.aside_runs.append(record)
-        _write(sorted(self.aside_runs, key=lambda r: (r["config"]["scheme"], r["config"]["seed"])), self.aside, [], 0.0)
-        return (
-            f"; NOT added to {self.out}: another command added runs it would mix with ({'; '.join(problems)}); "
-            f"kept in {self.aside}"
-        )
+        runs = sorted(self.aside_runs, key=lambda r: (r["config"]["scheme"], r["config"]["seed"]))
+        entry = {**self.entry, "runs": len(runs), "seconds": round(time.perf_counter() - self.start, 1)}
+        name = f"{self.out.stem}.aside-{self.entry['id']}{self.out.suffix or '.json'}"
+        for folder in [self.aside.parent] if self.aside else [self.target.parent, Path(tempfile.gettempdir())]:
+            try:
+                _write(runs, folder / name, [entry], entry["seconds"])
+                self.aside = folder / name
+                break
+            except OSError:
+                continue
+        else:  # no folder takes it: the run's numbers go to stderr, whole
+            sys.stderr.write(json.dumps(record) + "\n")
+            return f"; NOT added to {self.out} ({'; '.join(problems)}), and no file could hold it: printed above"
+        return f"; NOT added to {self.out}: {'; '.join(problems)}; kept in {self.aside}"
 
 
 def _run_many(args, tasks, schemes, seeds, argv) -> list[dict]:
@@ -248,6 +295,7 @@ def _run_many(args, tasks, schemes, seeds, argv) -> list[dict]:
         record = _planned(config)
         planned[run_identity(record)] = (config, record)
     data = _previous(args.out)
+    _writable(args.out)
     previous = data["runs"]
     problems = mixing_problems(previous + [record for _, record in planned.values()])
     if problems and not args.allow_mixed:
@@ -262,7 +310,10 @@ def _run_many(args, tasks, schemes, seeds, argv) -> list[dict]:
     wanted_settings = {_same_settings(record) for _, record in planned.values()}
     beside = [r for r in previous if _same_settings(r) in wanted_settings and run_identity(r) not in planned]
     if again and args.rerun:
-        print(f"{args.out}: running again, and replacing, the {len(again)} runs of these the file holds")
+        which = "the run" if len(again) == 1 else f"the {len(again)} runs"
+        print(f"{args.out}: running again, and replacing, {which} of these the file holds")
+    elif again and len(planned) == 1:
+        print(f"{args.out}: the run asked for is in the file already (kept; --rerun replaces it)")
     elif again:
         print(
             f"{args.out}: {len(again)} of the {len(planned)} runs are in the file already (kept; --rerun "
@@ -270,17 +321,21 @@ def _run_many(args, tasks, schemes, seeds, argv) -> list[dict]:
         )
     if beside:
         print(
-            f"{args.out}: the file holds {len(beside)} runs of these settings computed by other code or on "
-            "another device; they are kept, and the new runs are added beside them"
+            f"{args.out}: the file holds {_plural(len(beside), 'run')} of these settings computed by other code or "
+            "on another device; they are kept, and the new runs are added beside them"
         )
     command = "python -m posenc.lab " + " ".join(shlex.quote(a) for a in argv)
     writer = _Writer(args.out, command, at_start, args.rerun, args.allow_mixed)
 
+    done_count = 0
+
     def finished(record: dict) -> None:
+        nonlocal done_count
+        done_count += 1
         note = writer.add(record)
         if not args.quiet:
             elapsed = time.perf_counter() - writer.start
-            count = writer.entry["runs"]
+            count = done_count
             eta = elapsed / count * (len(todo) - count)
             c = record["config"]
             sys.stderr.write(
@@ -298,16 +353,23 @@ def _run_many(args, tasks, schemes, seeds, argv) -> list[dict]:
             finished(_one_run(config, args.checkpoints, show_steps))
     elif todo:
         context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-        with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
+        pool = concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=context)
+        try:
             futures = [pool.submit(_one_run, config, args.checkpoints, False) for config in todo]
             for future in concurrent.futures.as_completed(futures):
                 finished(future.result())
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)  # an interruption stops the queued runs too
+            raise
+        pool.shutdown()
     if not todo and not args.out.exists():
         writer.add(None)
-    if writer.aside is not None:
+    if writer.aside_runs:
+        n = len(writer.aside_runs)
         raise _BadResultsFile(
-            f"{len(writer.aside_runs)} runs were kept in {writer.aside}, not in this file: another command "
-            "added runs they would mix with while this one ran"
+            f"{_plural(n, 'run')} could not join this file (another command added runs they would mix "
+            f"with, or the file became unreadable or unwritable) and {'was' if n == 1 else 'were'} kept in "
+            f"{writer.aside or 'stderr'}"
         )
     return _previous(args.out)["runs"]
 
@@ -318,8 +380,9 @@ def _merge(args, argv: list[str]) -> int:
     A part's run replaces one of ``out`` only when both have one identity (the same settings,
     code and kind of device: :func:`posenc.lab.run_identity`); runs of other code or another
     device are kept beside each other, which mixes experiments: refused, writing nothing,
-    unless ``--allow-mixed``. The parts' commands are kept, then the merge command itself (no
-    seconds of its own): with ``--tasks`` it says which runs of the parts' commands the file holds."""
+    unless ``--allow-mixed``. The commands of the parts that bring runs are kept (each once,
+    with its seconds), then the merge command itself (no seconds of its own): with ``--tasks``
+    it says which runs of the parts' commands the file holds."""
     parts = []
     for part in args.parts:
         if not part.exists():
@@ -328,34 +391,50 @@ def _merge(args, argv: list[str]) -> int:
             parts.append(_previous(part, "part"))
         except _BadResultsFile as error:
             raise _BadResultsFile(f"{part}: {error}") from None
-    with locked(args.out):
-        data = _previous(args.out)
+    try:
+        _writable(args.out)
+    except _BadResultsFile as error:
+        raise _BadResultsFile(f"{args.out}: {error}") from None
+    target = Path(os.path.realpath(args.out))
+    with locked(target):
+        try:
+            data = _previous(target)
+        except _BadResultsFile as error:
+            raise _BadResultsFile(f"{args.out}: {error}") from None
         records, commands, seconds = list(data["runs"]), list(data["commands"]), float(data["seconds"])
-        replaced_count = 0
+        replaced_count = same_count = 0
         for other in parts:
             taken = [r for r in other["runs"] if args.tasks is None or r["config"]["task"] in args.tasks]
+            before = {run_identity(r): r for r in records}
             records, replaced = merge_runs(records, taken)
-            replaced_count += len(replaced)
-            commands += other["commands"]
-            seconds += float(other["seconds"])
+            same = sum(before.get(run_identity(r)) == r for r in taken)
+            same_count += same
+            replaced_count += len(replaced) - same
+            if len(taken) > same:  # the part brings runs: its commands (each once) and their seconds
+                for command in other["commands"]:
+                    if command not in commands:
+                        commands.append(command)
+                        seconds += float(command.get("seconds") or 0.0)
         problems = mixing_problems(records)
         if problems and not args.allow_mixed:
             raise _BadResultsFile(
-                "the merged runs would mix experiments, which one results file does not hold:\n  "
+                f"{args.out}: the merged runs would mix experiments, which one results file does not hold:\n  "
                 + "\n  ".join(problems)
                 + "\nnothing was written; merge them into another --out, or pass --allow-mixed to keep all of them"
             )
         merge_command = "python -m posenc.lab " + " ".join(shlex.quote(a) for a in argv)
         commands.append({"command": merge_command, "runs": len(records), "seconds": 0.0})
-        _write(records, args.out, commands, seconds)
+        _write(records, target, commands, seconds)
     by_settings = defaultdict(set)
     for record in records:
         by_settings[_same_settings(record)].add(run_identity(record))
     side_by_side = sum(len(ids) > 1 for ids in by_settings.values())
-    note = f"; {replaced_count} runs of the same identity replaced by a later part" if replaced_count else ""
+    note = f"; {_plural(replaced_count, 'run')} of the same identity replaced by a later part" if replaced_count else ""
+    if same_count:
+        note += f"; {_plural(same_count, 'run')} already there as they were"
     if side_by_side:
-        note += f"; {side_by_side} settings held by runs of different code or devices, each run kept"
-    print(f"{args.out}: {len(records)} runs{note}")
+        note += f"; {_plural(side_by_side, 'setting')} held by runs of different code or devices, each run kept"
+    print(f"{args.out}: {_plural(len(records), 'run')}{note}")
     return 0
 
 
@@ -378,6 +457,7 @@ def _write_table(args, argv: list[str]) -> None:
     config = RunConfig.for_task(args.task, **overrides)
     if args.out.exists() and not args.replace:
         raise _BadResultsFile("exists; choose another --out, or pass --replace to replace it")
+    _writable(args.out)
     progress = None if args.quiet else progress_bar(f"{args.task}/learned/seed {args.seed}")
     result = learned_position_table(config, progress=progress)
     about = {
@@ -398,12 +478,18 @@ def _write_table(args, argv: list[str]) -> None:
                 about=np.array(json.dumps(about)),
             )
 
-    write_file(args.out, writer=save)
+    target = Path(os.path.realpath(args.out))
+    with locked(target):  # another command may have written it while this one trained
+        if target.exists() and not args.replace:
+            aside = target.with_name(f"{target.stem}.aside-{uuid.uuid4().hex[:12]}{target.suffix}")
+            write_file(aside, writer=save)
+            raise _BadResultsFile(f"appeared while this table trained: kept; the new table is in {aside}")
+        write_file(target, writer=save)
     print(f"wrote the {config.train_len} x {config.d_model} position table to {args.out}")
 
 
-def _why(error: Exception) -> str:
-    """One line that says what is wrong with an input file."""
+def _why(error: Exception, path: Path | None = None) -> str:
+    """One line that says what is wrong with an input file (``path``: its name, left out of the line)."""
     if isinstance(error, FileNotFoundError):
         return "no such file"
     if isinstance(error, IsADirectoryError):
@@ -414,7 +500,11 @@ def _why(error: Exception) -> str:
         return f"is not valid JSON ({error.msg}, line {error.lineno})"
     if isinstance(error, KeyError):
         return f"is not a results file of this lab: a run lacks the field {error}"
-    return f"is not a results file of this lab: {error}"
+    text = str(error)
+    if path is not None:
+        for name in (f"{path} is not a results file: ", f"{path} "):
+            text = text.removeprefix(name)
+    return f"is not a results file of this lab: {text}"
 
 
 #: The default seeds of ``sweep``: those of the book's first sweep. ``posenc.lab.claims.SEEDS`` lists, per task,
@@ -431,11 +521,11 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "run":
             sub.add_argument("--task", choices=TASKS, required=True)
             sub.add_argument("--scheme", choices=SCHEMES, required=True)
-            sub.add_argument("--seed", type=_count(0), default=0)
+            sub.add_argument("--seed", type=_count(0, MAX_SEED), default=0)
         else:
             sub.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS))
             sub.add_argument("--schemes", nargs="+", choices=SCHEMES, default=list(SCHEMES))
-            sub.add_argument("--seeds", nargs="+", type=_count(0), default=BOOK_SEEDS)
+            sub.add_argument("--seeds", nargs="+", type=_count(0, MAX_SEED), default=BOOK_SEEDS)
         sub.add_argument("--steps", type=_count(1), default=None, help="training steps (default: the task's)")
         sub.add_argument(
             "--finetune-steps",
@@ -472,7 +562,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--quiet", action="store_true")
     table = commands.add_parser("table", help="train one learned-table model and save its position table")
     table.add_argument("--task", choices=TASKS, default="text")
-    table.add_argument("--seed", type=_count(0), default=0)
+    table.add_argument("--seed", type=_count(0, MAX_SEED), default=0)
     table.add_argument("--steps", type=_count(1), default=None, help="training steps (default: the task's)")
     table.add_argument("--device", type=_device, default="cpu", help="auto (CUDA when present), cpu or cuda")
     table.add_argument("--threads", type=_count(1), default=2, help="torch CPU threads")
@@ -500,14 +590,23 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    try:
+        return _main(args, argv)
+    except KeyboardInterrupt:
+        where = getattr(args, "out", None)
+        kept = f"; every run it finished is in {where}: the same command again resumes" if where else ""
+        print(f"python -m posenc.lab {args.command}: interrupted{kept}", file=sys.stderr)
+        return 130
 
+
+def _main(args, argv: list[str]) -> int:
     if args.command == "summary":
         values = [args.value] if args.value else ["beyond", "inside"]  # past L first
         try:
             runs = load_results(args.results)["runs"]
             sections = [(value, summarise(runs, value)) for value in values]
         except (OSError, ValueError, KeyError, TypeError) as error:
-            print(f"python -m posenc.lab summary: {args.results}: {_why(error)}", file=sys.stderr)
+            print(f"python -m posenc.lab summary: {args.results}: {_why(error, args.results)}", file=sys.stderr)
             return 1
         titles = {"beyond": "past the training length", "inside": "within the training length", "all": "all positions"}
         for value, rows in sections:
@@ -540,7 +639,7 @@ def main(argv: list[str] | None = None) -> int:
     except _BadResultsFile as error:
         print(f"python -m posenc.lab {args.command}: {args.out}: {error}", file=sys.stderr)
         return 1
-    print(f"{args.out}: {len(records)} runs")
+    print(f"{args.out}: {_plural(len(records), 'run')}")
     return 0
 
 

@@ -189,15 +189,21 @@ def rule_verdict(oriented, task: str) -> dict:
     result = verdict(v, np.zeros_like(v), "lookup")  # oriented already: "higher is better"
     margin = MARGINS[_METRIC[check_choice("task", task, tuple(_HIGHER_IS_BETTER))]]
     need = finding_threshold(v.size)
-    if result["low"] > -margin and result["high"] < margin and int(np.sum(np.abs(v) < margin)) >= need:
+    clear = {
+        "level": int(np.sum(np.abs(v) < margin)),
+        "ahead": int(np.sum(v >= margin)),
+        "behind": int(np.sum(v <= -margin)),
+    }
+    if result["low"] > -margin and result["high"] < margin and clear["level"] >= need:
         decided = "level"
-    elif result["low"] > 0 and int(np.sum(v >= margin)) >= need:
+    elif result["low"] > 0 and clear["ahead"] >= need:
         decided = "ahead"
-    elif result["high"] < 0 and int(np.sum(v <= -margin)) >= need:
+    elif result["high"] < 0 and clear["behind"] >= need:
         decided = "behind"
     else:
         decided = "inconclusive"
-    return {**result, "margin": margin, "verdict": decided}
+    # "clear": the seeds beyond the margin on the verdict's side (within it for "level")
+    return {**result, "margin": margin, "verdict": decided, "clear": clear.get(decided)}
 
 
 def compare(runs, comparison: Compare, seeds=None) -> dict:
@@ -367,8 +373,13 @@ def words(result: dict, task: str | None = None, *, as_measured: bool = False) -
         return _loss_words(d, verdict, unit)
     interval = f"95% interval {d['low']:+.3f} to {d['high']:+.3f}"
     if verdict == "level":
-        return f"level within {d['margin']:g}{unit}: mean difference {d['mean']:+.3f} ({interval}), {d['n']} seeds"
+        within = f", within it in {d['clear']} of {d['n']} seeds" if d.get("clear") is not None else f", {d['n']} seeds"
+        return f"level within {d['margin']:g}{unit}: mean difference {d['mean']:+.3f} ({interval}){within}"
     if verdict in ("ahead", "behind"):
+        if d.get("clear") is not None:
+            return (
+                f"{verdict} by {abs(d['mean']):.3f}{unit} ({interval}), by the margin in {d['clear']} of {d['n']} seeds"
+            )
         agree = d["positive"] if verdict == "ahead" else d["negative"]
         return f"{verdict} by {abs(d['mean']):.3f}{unit} ({interval}), in {agree} of {d['n']} seeds"
     return (
@@ -383,12 +394,16 @@ def _loss_words(d: dict, verdict: str, unit: str) -> str:
     mean, low, high = -d["mean"], -d["high"], -d["low"]
     lower, higher, n = d["positive"], d["negative"], d["n"]  # seeds where first's loss is lower / higher
     interval = f"95% interval {low:+.3f} to {high:+.3f}"
+    clear = d.get("clear")
     if verdict == "level":
-        return f"level within {d['margin']:g}{unit}: mean loss difference {mean:+.3f} ({interval}), {n} seeds"
+        within = f", within it in {clear} of {n} seeds" if clear is not None else f", {n} seeds"
+        return f"level within {d['margin']:g}{unit}: mean loss difference {mean:+.3f} ({interval}){within}"
     if verdict == "behind":
-        return f"behind: loss higher by {mean:.3f}{unit} ({interval}), in {higher} of {n} seeds"
+        count = f"by the margin in {clear}" if clear is not None else f"in {higher}"
+        return f"behind: loss higher by {mean:.3f}{unit} ({interval}), {count} of {n} seeds"
     if verdict == "ahead":
-        return f"ahead: loss lower by {-mean:.3f}{unit} ({interval}), in {lower} of {n} seeds"
+        count = f"by the margin in {clear}" if clear is not None else f"in {lower}"
+        return f"ahead: loss lower by {-mean:.3f}{unit} ({interval}), {count} of {n} seeds"
     return f"inconclusive: mean loss difference {mean:+.3f}{unit} ({interval}), first lower in {lower} of {n} seeds"
 
 
@@ -421,8 +436,12 @@ def _compare(name, says, task, factor, first, second, verdict, value="all") -> C
 
 
 def _seeds(name, says, slack, kind="seeds") -> Claim:
-    """A condition given by its slack; the task is the one its name ends with (lookup by default)."""
-    task = next((t for t in ("passkey", "text") if name.endswith(t)), "lookup")
+    """A condition given by its slack; the task is the one its name names ("passkey", "text"; else lookup).
+
+    (At commit 3bba2d3, which the held-out seeds were trained at, the task was the one the name
+    *ended* with, which attached passkey-within-L, alibi-passkey-8x and nope-passkey-falls to
+    lookup's seed lists; fixed after the passkey held-out seeds were trained, no threshold changed.)"""
+    task = next((t for t in ("passkey", "text") if t in name.split("-")), "lookup")
     return Claim(name, says, kind, slack=slack, task=task)
 
 

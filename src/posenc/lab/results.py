@@ -87,17 +87,39 @@ def load_checkpoint(path: str | Path) -> TinyTransformer:
 
 def load_results(path: str | Path) -> dict:
     """A results file written by ``python -m posenc.lab run`` or ``sweep``; checks its shape and schema version."""
-    data = json.loads(Path(path).read_text())
+    try:
+        data = json.loads(Path(path).read_text())
+    except RecursionError:
+        raise ValueError(f"{path} is not a results file: its JSON is nested too deeply") from None
     if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
         raise ValueError(f"{path} is not a results file: expected a JSON object with a list of 'runs'")
     for n, record in enumerate(data["runs"]):
         if not isinstance(record, dict) or not isinstance(record.get("config"), dict) or "evaluations" not in record:
             raise ValueError(f"{path} is not a results file: runs[{n}] has no 'config' and 'evaluations'")
+        _check_run(path, n, record)
     if data.get("schema") == 1:  # the first protocol's files: one command, versions per file, no provenance
         data = _from_schema_1(data)
     if data.get("schema") != RESULTS_SCHEMA:
         raise ValueError(f"{path} has results schema {data.get('schema')!r}, expected 1 or {RESULTS_SCHEMA}")
+    if not isinstance(data.get("commands"), list) or not all(isinstance(c, dict) for c in data["commands"]):
+        raise ValueError(f"{path} is not a results file: 'commands' must be a list of objects")
+    seconds = data.get("seconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not math.isfinite(seconds):
+        raise ValueError(f"{path} is not a results file: 'seconds' must be a number, got {show_value(seconds)}")
     return data
+
+
+def _check_run(path, n: int, record: dict) -> None:
+    """A run's fields that the lab's commands read: task and scheme (text), seed (an integer), provenance."""
+    config = record["config"]
+    for name in ("task", "scheme"):
+        if not isinstance(config.get(name), str):
+            raise ValueError(f"{path} is not a results file: runs[{n}] config has no text {name!r}")
+    seed = config.get("seed")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"{path} is not a results file: runs[{n}] config's seed must be an integer, got {seed!r}")
+    if not isinstance(record.get("provenance"), dict | None):
+        raise ValueError(f"{path} is not a results file: runs[{n}] provenance must be an object")
 
 
 def older_protocol(data: dict) -> int | None:
