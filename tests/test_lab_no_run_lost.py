@@ -1,4 +1,4 @@
-"""Issue 45: no lab command loses a run.
+"""Issue 45: no lab command loses a run (marked slow: the tests that run the command line).
 
 The cases an outside audit found: ``merge`` replacing runs of other code or another device,
 ``run --allow-mixed --rerun`` overwriting them, two sweeps writing one file at once, an
@@ -36,6 +36,7 @@ def _copy(name: str, folder: Path) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_merging_gpu_runs_into_the_cpu_file_is_refused_and_then_keeps_both(tmp_path):
     """The audit's case: a copy of lookup_budget_gpu.json merged into lookup_budget.json replaced all 20 CPU runs."""
     cpu, gpu = _copy("lookup_budget.json", tmp_path), _copy("lookup_budget_gpu.json", tmp_path)
@@ -152,6 +153,7 @@ def test_two_sweeps_writing_one_file_at_once_keep_every_run(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name != "both.json"]  # no lock or temporary file left
 
 
+@pytest.mark.slow
 def test_an_older_protocol_file_is_refused_never_rewritten(tmp_path):
     """A schema-1 file (chapter 12's first sweep) is read only: no run, sweep or merge writes it or copies it."""
     old = tmp_path / "lab_results.json"
@@ -223,6 +225,7 @@ def test_a_file_that_turns_unreadable_mid_sweep_keeps_the_finished_run_aside(tmp
     assert out.read_text() == "{broken"  # not touched either
 
 
+@pytest.mark.slow
 def test_a_file_with_two_runs_of_one_identity_is_refused_not_thinned(tmp_path):
     source = _copy("lookup_budget.json", tmp_path)
     data = json.loads(source.read_text())
@@ -241,6 +244,7 @@ def test_a_file_with_two_runs_of_one_identity_is_refused_not_thinned(tmp_path):
     assert source.read_bytes() == before and not (tmp_path / "m.json").exists()
 
 
+@pytest.mark.slow
 def test_merging_a_file_again_adds_no_commands_or_seconds(tmp_path):
     part, out = _copy("lookup_budget.json", tmp_path), tmp_path / "out.json"
     assert _lab("merge", str(part), "--out", str(out)).returncode == 0
@@ -258,6 +262,7 @@ def test_merging_a_file_again_adds_no_commands_or_seconds(tmp_path):
     assert lab.load_results(tmp_path / "none.json")["seconds"] == 0  # no runs taken: no seconds either
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "bad",
     [
@@ -298,6 +303,7 @@ def test_a_malformed_results_file_is_refused_in_one_line_before_anything_runs(tm
     assert json.loads(out.read_text()) == bad
 
 
+@pytest.mark.slow
 def test_an_out_path_where_nothing_can_be_written_is_refused_before_training(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")

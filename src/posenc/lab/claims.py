@@ -1019,5 +1019,18 @@ PASSKEY_CLAIMS: tuple[Claim, ...] = _PASSKEY
 TEXT_CLAIMS: tuple[Claim, ...] = _TEXT
 
 #: Counted claims that did not hold on their held-out seeds (filled in only after those seeds were
-#: trained); the chapter reports them as not confirmed.
-NOT_CONFIRMED: frozenset[str] = frozenset()
+#: trained); the chapter reports them as not confirmed. Passkey (seeds 12-15, 2026-11-29): RoPE behind
+#: NoPE at 8L (3 of 4 seeds by the margin), the hybrid ahead of RoPE at 2L (2 of 4) and LongRoPE
+#: fine-tuned ahead of the plain model fine-tuned (3 of 4). Text: none. Lookup (seeds 22-31, 9 of 10
+#: needed): RoPE ahead of the hybrid (7 of 10), YaRN's default betas ahead of the matched ones (8 of 10),
+#: YaRN and LongRoPE level (8 of 10).
+NOT_CONFIRMED: frozenset[str] = frozenset(
+    {
+        "rope-vs-nope-passkey-8x",
+        "hybrid-vs-rope-passkey-2x",
+        "longrope-ft-vs-plain-ft-passkey",
+        "rope-above-hybrid-lookup",
+        "yarn-vs-matched-lookup",
+        "yarn-vs-longrope-lookup",
+    }
+)
