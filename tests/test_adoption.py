@@ -663,6 +663,30 @@ def test_the_issue_45_corrections_recomputed():
     assert cleared(text, "text", 4, plain("p_rope"), plain("rope"), "behind", "all") == (10, 12)
     assert cleared(text, "text", 4, rope("dynamic"), rope("ntk"), "ahead", "all") == (10, 12)
     assert cleared(text, "text", 1, rope("longrope", True), rope("none"), "behind", "all") == (10, 12)
+    # on the held-out seeds: the claims not confirmed, and how many held-out seeds held each
+    held = {}
+    for task in ("lookup", "passkey"):
+        runs = claims.task_runs(task, folder)
+        for claim in claims.CLAIMS + claims.PASSKEY_CLAIMS:
+            if claim.name in claims.NOT_CONFIRMED and claim.task == task:
+                held[claim.name] = claims.check_claim(runs, claim)["held_out"]
+    assert held == {
+        "rope-above-hybrid-lookup": (7, 10),
+        "yarn-vs-matched-lookup": (8, 10),
+        "yarn-vs-longrope-lookup": (8, 10),
+        "rope-vs-nope-passkey-8x": (3, 4),
+        "hybrid-vs-rope-passkey-2x": (2, 4),
+        "longrope-ft-vs-plain-ft-passkey": (3, 4),
+    }
+    tie = claims.check_claim(
+        claims.task_runs("lookup", folder), next(c for c in claims.CLAIMS if c.name == "yarn-vs-longrope-lookup")
+    )
+    assert tie["all_verdict"] == "level" and tie["difference"]["n"] == 32 and tie["difference"]["high"] < 0
+    rope_nope = claims.check_claim(
+        claims.task_runs("passkey", folder),
+        next(c for c in claims.PASSKEY_CLAIMS if c.name == "rope-vs-nope-passkey-8x"),
+    )
+    assert rope_nope["all_verdict"] == "inconclusive" and rope_nope["difference"]["n"] == 16
     # the chance that a ranking with no effect passes the held-out check, before and now
     assert claims.sign_test(2, 2) == 1 / 4
     assert claims.null_pass_probability(10) == 11 / 1024 and claims.null_pass_probability(4) == 1 / 16
