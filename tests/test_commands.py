@@ -50,7 +50,7 @@ def test_lab_summary_on_a_folder_prints_one_line(tmp_path, capsys):
         (["run", "--task", "lookup", "--scheme", "rope", "--steps", "-5"], "--steps: must be an integer >= 1, got -5"),
         (["run", "--task", "lookup", "--scheme", "rope", "--steps", "ten"], "--steps: 'ten' is not an integer"),
         (["run", "--task", "lookup", "--scheme", "rope", "--threads", "0"], "--threads: must be an integer >= 1"),
-        (["sweep", "--seeds", "0", "-1"], "--seeds: must be an integer >= 0, got -1"),
+        (["sweep", "--seeds", "0", "-1"], "--seeds: must be an integer from 0 to 2147483647, got -1"),
         (["run", "--task", "sorting", "--scheme", "rope"], "--task: invalid choice"),
         (["table", "--steps", "0"], "--steps: must be an integer >= 1, got 0"),
     ],

@@ -229,7 +229,7 @@ def test_command_line_writes_a_results_file_that_summarises(tmp_path):
     os.umask(umask)
     assert out.stat().st_mode & 0o777 == 0o666 & ~umask  # a normal new file (0o644 under umask 022), not 0o600
     assert data["runs"][0]["config"]["scheme"] == "alibi"
-    assert (tmp_path / "ckpt" / "lookup-alibi-seed0.pt").exists()
+    assert len(list((tmp_path / "ckpt").glob("lookup-alibi-seed0-*.pt"))) == 1  # named by the run's identity
     rows = lab.summarise(data["runs"])
     assert {r["test_factor"] for r in rows} == {1, 2, 4} and all(r["n"] == 1 for r in rows)
     summary = subprocess.run([sys.executable, "-m", "posenc.lab", "summary", str(out)], capture_output=True, text=True)

@@ -272,8 +272,14 @@ def seed_slacks(runs, claim: Claim, seeds) -> np.ndarray:
     return -np.abs(values) if claim.kind == "identity" else values
 
 
-def _holds(slacks: np.ndarray, kind: str) -> np.ndarray:
-    return slacks == 0 if kind == "identity" else slacks > 0
+def _holds(slacks: np.ndarray, claim: Claim) -> np.ndarray:
+    """Per seed, whether it holds the claim: a ranking by at least the margin (slack >= 0), a level
+    pair strictly within it and a condition strictly on its side (slack > 0), an identity exactly."""
+    if claim.kind == "identity":
+        return slacks == 0
+    if claim.kind == "compare" and claim.verdict in ("ahead", "behind"):
+        return slacks >= 0
+    return slacks > 0
 
 
 def _room(slacks: np.ndarray) -> float:
@@ -297,7 +303,7 @@ def check_claim(runs, claim: Claim, discovery=None, held_out=None) -> dict:
     held_out = tuple(SEEDS[claim.task]["held_out"] if held_out is None else held_out)
     found = seed_slacks(runs, claim, discovery)
     held = seed_slacks(runs, claim, held_out) if held_out else np.zeros(0)
-    holds, holds_held = _holds(found, claim.kind), _holds(held, claim.kind)
+    holds, holds_held = _holds(found, claim), _holds(held, claim)
     base = {"name": claim.name, "says": claim.says, "kind": claim.kind, "task": claim.task, "counted": claim.counted}
     base["discovery"] = (int(holds.sum()), int(holds.size))
     base["held_out"] = (int(holds_held.sum()), int(holds_held.size))
