@@ -694,6 +694,13 @@ def test_merge_runs_keeps_everything_and_replaces_only_the_same_identity():
     assert lab.run_identity(_record_of(0, code="bbbb")) != lab.run_identity(_record_of(0))
     with pytest.raises(TypeError, match="record must be a run record"):
         lab.run_identity(_record_of(0)["config"])
+    assert lab.device_kind("cuda:1") == "cuda" and lab.device_kind(None) is None
+    with pytest.raises(TypeError, match="device must be a device name"):
+        lab.device_kind(0)
+    with pytest.raises(TypeError, match="data must be what load_results returns"):
+        lab.older_protocol([])
+    with pytest.raises(TypeError, match="claim must be a Claim"):
+        claims.seed_slacks([], "rope-above-hybrid-lookup", (0,))
 
 
 def test_mixing_problems_name_what_differs():

@@ -254,6 +254,8 @@ def seed_slacks(runs, claim: Claim, seeds) -> np.ndarray:
     it holds there. "compare": ``v - m`` (ahead), ``-v - m`` (behind), ``m - |v|`` (level), with ``v``
     the oriented difference and ``m`` the margin; an "inconclusive" claim gives ``v`` itself (it
     states nothing to hold). "seeds": its ``slack``; "identity": ``-|slack|`` (zero when exact)."""
+    if not all(hasattr(claim, name) for name in ("kind", "slack", "comparison", "verdict", "task")):
+        raise TypeError(f"claim must be a Claim, got {claim!r:.80}")
     if claim.kind == "compare":
         v = claim.comparison.oriented(runs, seeds)
         m = MARGINS[_METRIC[claim.task]]

@@ -127,6 +127,8 @@ def older_protocol(data: dict) -> int | None:
 
     Such a file is read only: its runs carry no provenance, so no command adds runs to it or
     copies its runs into a file of the current schema."""
+    if not isinstance(data, dict):
+        raise TypeError(f"data must be what load_results returns (a dict), got {show_value(data)}")
     return data.get("read_from_schema")
 
 
@@ -143,8 +145,11 @@ def _from_schema_1(data: dict) -> dict:
 
 
 def device_kind(device: str | None) -> str | None:
-    """The kind of device a run's config names: ``"cuda:1"`` -> ``"cuda"``; ``"cpu"`` as is."""
-    return device.split(":", 1)[0] if isinstance(device, str) else device
+    """The kind of device a run's config names: ``"cuda:1"`` -> ``"cuda"``; ``"cpu"`` as is; None (a record
+    without one) stays None."""
+    if device is not None and not isinstance(device, str):
+        raise TypeError(f"device must be a device name such as 'cpu' or 'cuda:0', or None, got {show_value(device)}")
+    return device.split(":", 1)[0] if device is not None else None
 
 
 def run_identity(record: dict) -> str:
