@@ -8,15 +8,22 @@ LAB_VENV  := .venv-lab
 LAB_BIN   := $(LAB_VENV)/bin
 # the kernel's websocket without Nagle's algorithm: a slider's answer is not held 40 ms (posenc.book.lab_server)
 LAB_NODELAY := --ServerApp.kernel_websocket_connection_class=posenc.book.lab_server.NoDelayConnection
+# the book's JupyterLab extension and settings from the package's folders (posenc.book.lab_server: folded
+# solutions after Run All and a save, numbers whatever the timing, links between chapters; every cell in
+# the page), the repository served (so chapters reach ../images) with the file browser opened on chapters/
+LAB_EXTENSION := --LabServerApp.extra_labextensions_path=$(CURDIR)/src/posenc/book/labextensions \
+	--LabServerApp.app_settings_dir=$(CURDIR)/src/posenc/book/lab_settings
+LAB_ROOT := --ServerApp.root_dir=$(CURDIR) --LabApp.default_url=/lab/tree/chapters
 LAB_STAMP := $(LAB_VENV)/.installed
 
-.PHONY: book test check lab bench bench-lab lint student teacher book-student clean help
+.PHONY: book test check lab lab-extension bench bench-lab lint student teacher book-student clean help
 
 help:
 	@echo "make book   build the website into _build/html (creates .venv, installs)"
 	@echo "make test   run every test: library, notebooks, book build (creates .venv, installs)"
 	@echo "make check  the quick loop for contributors: ruff + the library and course tests (no book, no browser)"
 	@echo "make lab    open the notebooks in JupyterLab (creates .venv-lab: the notebooks' needs only)"
+	@echo "make lab-extension  rebuild the book's JupyterLab extension (contributors; needs Node.js and npm)"
 	@echo "make bench  run the kernel benchmark (ratios against transformers and a plain copy)"
 	@echo "make bench-lab  each live control's latency in JupyterLab (a table per control)"
 	@echo "make lint   ruff check"
@@ -84,7 +91,12 @@ $(LAB_STAMP): requirements-lab.txt pyproject.toml
 	@touch $(LAB_STAMP)
 
 lab: $(LAB_STAMP)
-	$(LAB_BIN)/jupyter lab $(ALLOW_ROOT) $(LAB_NODELAY) chapters/
+	$(LAB_BIN)/jupyter lab $(ALLOW_ROOT) $(LAB_NODELAY) $(LAB_EXTENSION) $(LAB_ROOT)
+
+# The extension's built files are committed (a reader needs no Node.js); after a change to
+# src/posenc/book/lab_extension/, rebuild them (tests/test_lab_extension.py checks they match the sources).
+lab-extension: $(STAMP)
+	bash src/posenc/book/lab_extension/build.sh $(BIN)/jupyter
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_kernels.py

@@ -13,6 +13,36 @@ window.posencLab = {
     return !!k && k.status === 'idle';
   },
 
+  // the open notebook's cell widgets (JupyterLab's own objects: window.jupyterapp)
+  cells() {
+    return window.jupyterapp.shell.currentWidget.content.widgets;
+  },
+
+  // per cell: whether its source and its output are folded (null: a cell without an output area)
+  folds() {
+    return this.cells().map(c => ({source: c.inputHidden, outputs: c.model.type === 'code' ? c.outputHidden : null}));
+  },
+
+  // per markdown cell with an {eval} role: its index and whether jupyterlab-myst stored the values
+  evaluated() {
+    return this.cells().map((c, i) => ({i, source: c.model.sharedModel.getSource(), done: !!c.model.getMetadata('user_expressions')}))
+      .filter(c => this.cells()[c.i].model.type === 'markdown' && /\{eval\}`/.test(c.source))
+      .map(c => ({i: c.i, done: c.done}));
+  },
+
+  // what the rendered prose links to: each link into the served files (a {doc} link), each reference
+  // jupyterlab-myst left unresolved and the book's extension has not made a link, each image's size
+  links() {
+    const prose = '.jp-MarkdownCell';
+    const files = Array.from(this.root().querySelectorAll(prose + ' a[href*="/files/"]'))
+      .map(a => decodeURIComponent(new URL(a.href).pathname.replace(/^.*?\/files\//, '')));
+    const unresolved = Array.from(this.root().querySelectorAll(prose + ' [title="Cross Reference Not Found"]'))
+      .map(e => e.textContent);
+    const images = Array.from(this.root().querySelectorAll(prose + ' img'))
+      .map(i => ({src: i.getAttribute('src'), width: i.naturalWidth, complete: i.complete}));
+    return {files, unresolved, images, xrefs: this.root().querySelectorAll(prose + ' .posenc-xref').length};
+  },
+
   prompts() {
     return Array.from(this.root().querySelectorAll('.jp-Notebook .jp-InputPrompt')).map(e => e.textContent);
   },

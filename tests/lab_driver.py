@@ -3,9 +3,10 @@ started on the loopback address over a copy of ``chapters/``, opened in Debian's
 Playwright. Used by tests/test_jupyterlab.py (every chapter: run all, rendered prose, one figure per
 explorer, every control moved) and benchmarks/bench_jupyterlab.py (each control's latency).
 
-The copy keeps the repository's notebooks untouched (JupyterLab saves what it runs). Settings live
-in the copy too: notebook windowing off (JupyterLab 4 otherwise renders only the cells on screen),
-no news or update checks (the machine may be offline)."""
+The copy (chapters/ and images/, served from their parent as `make lab` serves the repository)
+keeps the repository's notebooks untouched (JupyterLab saves what it runs). JupyterLab runs with the
+book's extension and settings (posenc.book.lab_server) and the extensions `make lab` installs, its
+settings its defaults but for no news or update checks (the machine may be offline)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from posenc.book.lab_server import SERVER_OPTION  # as `make lab` starts it: no Nagle delay
+# as `make lab` starts it: no Nagle delay, the book's JupyterLab extension
+from posenc.book.lab_server import EXTENSION_OPTION, SERVER_OPTION, SETTINGS_OPTION
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -34,20 +36,45 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+def strip_folds(folder: Path) -> None:
+    """Remove every fold flag (``metadata.jupyter``) from the notebooks in ``folder``: a chapter
+    saved by a JupyterLab without the book's extension. The extension folds them again on open."""
+    for path in folder.glob("*.ipynb"):
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        for cell in notebook["cells"]:
+            cell.get("metadata", {}).pop("jupyter", None)
+        path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 @contextlib.contextmanager
-def lab_server(workdir: Path, **kernel_env: str):
-    """JupyterLab over a copy of chapters/ in ``workdir``; yields its base URL (token in ``TOKEN``).
-    ``kernel_env``: environment variables for the server and its kernels (``POSENC_LAB_SMOKE="1"``)."""
+def lab_server(workdir: Path, folded: bool = True, windowing: str | None = None, **kernel_env: str):
+    """JupyterLab over a copy of the repository's chapters/ and images/ in ``workdir``, as ``make lab``
+    serves the repository; yields its base URL (token in ``TOKEN``). ``kernel_env``: environment
+    variables for the server and its kernels (``POSENC_LAB_SMOKE="1"``); ``folded=False``: the copies
+    carry no fold flags (:func:`strip_folds`). ``windowing``: a notebook windowing mode the reader
+    chose in Settings; None: the book's default ("none", every cell in the page, as `make lab` and a
+    pip install set it: posenc.book.lab_server.LAB_SETTINGS)."""
     chapters = workdir / "chapters"
-    shutil.copytree(ROOT / "chapters", chapters, ignore=shutil.ignore_patterns("reviews", "*.md", "ruff.toml"))
+    shutil.copytree(ROOT / "chapters", chapters, ignore=shutil.ignore_patterns("reviews", "ruff.toml"))
+    if not folded:
+        strip_folds(chapters)
+    shutil.copytree(ROOT / "images", workdir / "images")
     settings = workdir / "settings" / "@jupyterlab"
-    for extension, values in {
-        "notebook-extension/tracker": {"windowingMode": "none"},
-        "apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
-    }.items():
+    settings_files = {"apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False}}
+    if windowing is not None:
+        settings_files["notebook-extension/tracker"] = {"windowingMode": windowing}
+    for extension, values in settings_files.items():
         path = settings / f"{extension}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
+    # the JupyterLab extensions .venv-lab (make lab) has: .venv's, less jupytext's (the book build's);
+    # the book's own from the repository's folder (EXTENSION_OPTION), as `make lab` loads it
+    extensions = workdir / "labextensions"
+    installed = Path(sys.prefix, "share", "jupyter", "labextensions")
+    for folder in [*installed.glob("[!@]*"), *installed.glob("@*/*")]:
+        if folder.name not in ("jupyterlab-jupytext", "posenc-jupyterlab"):  # the book's: from the repository
+            (extensions / folder.relative_to(installed)).parent.mkdir(parents=True, exist_ok=True)
+            (extensions / folder.relative_to(installed)).symlink_to(folder)
     env = dict(
         os.environ,
         JUPYTER_CONFIG_DIR=str(workdir / "config"),
@@ -60,8 +87,10 @@ def lab_server(workdir: Path, **kernel_env: str):
     port = _free_port()
     command = [
         str(JUPYTER), "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-        f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={chapters}",
-        "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None", SERVER_OPTION,
+        f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={workdir}",
+        "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
+        SERVER_OPTION, EXTENSION_OPTION, SETTINGS_OPTION,
+        f"--LabServerApp.labextensions_path={extensions}",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]  # fmt: skip
     if os.getuid() == 0:
@@ -93,17 +122,30 @@ def lab_server(workdir: Path, **kernel_env: str):
 SCRIPT = Path(__file__).with_name("lab_driver.js")
 
 
-def open_and_run_all(browser, base: str, notebook: str, timeout_s: float = 900):
-    """Open ``notebook`` in a fresh browser context, Run All Cells (code and markdown, so
-    jupyterlab-myst evaluates the prose's ``{eval}`` roles), wait until every cell ran.
-    Returns (page, seconds the run took, page errors)."""
+def open_chapter(browser, base: str, notebook: str):
+    """Open ``notebook`` (a chapter's name) in a fresh browser context; returns (page, page errors),
+    each error its message and stack.
+    The page records its console messages as (type, text) in ``page.console_messages`` and the
+    addresses the server answered with an error (4xx, 5xx) in ``page.failed_requests``."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     context.add_init_script(path=str(SCRIPT))
     page = context.new_page()
     errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(f"{base}/lab/tree/{notebook}.ipynb?token={TOKEN}&reset")  # reset: no tab of an earlier run
-    page.wait_for_function("() => posencLab.kernelIdle()", timeout=120_000, polling=250)
+    page.console_messages, page.failed_requests = [], []
+    page.on("pageerror", lambda error: errors.append(f"{error}\n{error.stack or ''}"))
+    page.on("console", lambda message: page.console_messages.append((message.type, message.text)))
+    page.on("response", lambda response: response.status >= 400 and page.failed_requests.append(response.url))
+    page.goto(f"{base}/lab/tree/chapters/{notebook}.ipynb?token={TOKEN}&reset")  # reset: no tab of an earlier run
+    return page, errors
+
+
+def open_and_run_all(browser, base: str, notebook: str, timeout_s: float = 900):
+    """Open ``notebook``, Run All Cells (code and markdown, so jupyterlab-myst evaluates the prose's
+    ``{eval}`` roles) at the first moment the kernel is idle, as an eager reader clicks it, while
+    JupyterLab may still be drawing the notebook; wait until every cell ran.
+    Returns (page, seconds the run took, page errors)."""
+    page, errors = open_chapter(browser, base, notebook)
+    page.wait_for_function("() => posencLab.kernelIdle()", timeout=120_000, polling=50)
     started = time.monotonic()
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     page.wait_for_function("() => posencLab.prompts().some(p => /[0-9*]/.test(p))", timeout=60_000, polling=100)

@@ -286,4 +286,10 @@ def test_make_lab_and_the_lab_test_start_jupyterlab_without_nagle(monkeypatch):
     assert connection.connect() == "connected" and handler.nodelay == [True]
     assert SERVER_OPTION.split("=")[1] == f"{NoDelayConnection.__module__}.{NoDelayConnection.__name__}"
     makefile = (ROOT / "Makefile").read_text()
-    assert f"LAB_NODELAY := {SERVER_OPTION}" in makefile and "$(LAB_NODELAY) chapters/" in makefile
+    assert f"LAB_NODELAY := {SERVER_OPTION}" in makefile
+    assert "$(LAB_BIN)/jupyter lab $(ALLOW_ROOT) $(LAB_NODELAY) $(LAB_EXTENSION) $(LAB_ROOT)" in makefile
+    # make lab loads the book's extension and settings from the folders the lab test gives (lab_server)
+    from posenc.book.lab_server import EXTENSION_OPTION, SETTINGS_OPTION
+
+    for option in (EXTENSION_OPTION, SETTINGS_OPTION):
+        assert option.replace(str(ROOT), "$(CURDIR)") in makefile, option

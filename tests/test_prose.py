@@ -58,10 +58,11 @@ def test_every_chapter_links_the_notation_page_from_its_opening(path):
 
 
 # The first code cell of every chapter starts with this: a reader without posenc learns how to
-# install it, with ipywidgets and a CPU torch, in one command (the README's). No address of the
+# install it, with ipywidgets, a CPU torch and JupyterLab as `make lab` sets it up, in one command
+# (the README's). No address of the
 # book's repository: it names none until it is published (_config.yml), so REPOSITORY stands there.
 INSTALL_COMMAND = (
-    'pip install "posenc[book] @ git+REPOSITORY" torch==2.13.0 --extra-index-url https://download.pytorch.org/whl/cpu'
+    'pip install "posenc[lab] @ git+REPOSITORY" torch==2.13.0 --extra-index-url https://download.pytorch.org/whl/cpu'
 )
 INSTALL_CHECK = """try:
     import posenc
@@ -69,10 +70,11 @@ except ImportError:
     raise ModuleNotFoundError(
         "This notebook needs the book's library posenc, with ipywidgets and a CPU "
         "build of torch. In a clone of the book's repository, run `make lab` at its "
-        "root. With this notebook alone, one command installs them all, torch from "
-        "PyTorch's CPU wheel index and the rest from PyPI (REPOSITORY: the address "
-        "of the book's git repository):\\n"
-        '  pip install "posenc[book] @ git+REPOSITORY" torch==2.13.0 '
+        "root. With this notebook alone, one command installs them all, with "
+        "JupyterLab as the book sets it up (torch from PyTorch's CPU wheel index, "
+        "the rest from PyPI; REPOSITORY: the address of the book's git repository); "
+        "then run `jupyter lab` in the notebook's folder:\\n"
+        '  pip install "posenc[lab] @ git+REPOSITORY" torch==2.13.0 '
         "--extra-index-url https://download.pytorch.org/whl/cpu"
     ) from None
 """

@@ -39,7 +39,9 @@ MEASURE = """() => {
   const controls = Array.from(main.querySelectorAll('.pe-controls button, .pe-controls input, .pe-controls select'))
     .filter(shown).map(el => { const r = el.getBoundingClientRect();
       return {tag: el.tagName, height: r.height, left: r.left, right: r.right}; });
-  return {scrollWidth: document.scrollingElement.scrollWidth, width: innerWidth, figures, controls};
+  const bibtex = Array.from(main.querySelectorAll('div.highlight-bibtex pre')).filter(shown)
+    .map(el => el.scrollWidth - el.clientWidth);
+  return {scrollWidth: document.scrollingElement.scrollWidth, width: innerWidth, figures, controls, bibtex};
 }"""
 
 
@@ -86,6 +88,9 @@ def test_phone_pages_do_not_scroll_sideways_and_figures_are_readable(site, brows
                 problems.append(f"{what}: its box reaches past the screen ({f['boxRight']:.0f} px)")
             if f["scrolls"] and not (f["focusable"] and f["hint"] and "sideways" in f["hint"]):
                 problems.append(f"{what}: scrolls without a visible hint or a keyboard stop")
+        for overflow in m["bibtex"]:  # the landing page's BibTeX entry wraps in its box
+            if overflow > 1:
+                problems.append(f"{name}: the BibTeX entry runs {overflow} CSS px past its box")
         for c in m["controls"]:
             if c["height"] < THUMB_PX - 0.5 or c["left"] < -0.5 or c["right"] > WIDTH + 0.5:
                 where = f"{c['height']:.0f} px tall at {c['left']:.0f}..{c['right']:.0f} CSS px"
@@ -95,4 +100,5 @@ def test_phone_pages_do_not_scroll_sideways_and_figures_are_readable(site, brows
         {k: round(v, 2) for k, v in smallest_shown.items()},
     )
     assert figures >= 50
+    assert sum(len(m["bibtex"]) for m, _ in measured.values()) == 1  # the landing page's
     assert problems == [], "\n".join(problems[:20])
