@@ -27,16 +27,18 @@ __all__ = [
 ]
 
 #: The folder holding the book's own JupyterLab extension, built (``posenc-jupyterlab``, source in
-#: ``lab_extension/``): solutions stay folded after Run All and a save, numbers appear whatever the
-#: timing, links between chapters open them. ``pip install`` puts it where JupyterLab finds it
-#: (``share/jupyter/labextensions``); an editable install does not, so ``make lab`` names the folder.
+#: ``lab_extension/``). With it solutions stay folded after Run All and a save, numbers appear
+#: whatever the timing, and links between chapters open them. ``pip install`` puts it where
+#: JupyterLab finds it (``share/jupyter/labextensions``); an editable install does not, so
+#: ``make lab`` names the folder.
 LAB_EXTENSIONS = Path(__file__).with_name("labextensions")
 #: The option that makes ``jupyter lab`` load it from the package's folder.
 EXTENSION_OPTION = f"--LabServerApp.extra_labextensions_path={LAB_EXTENSIONS}"
-#: JupyterLab's settings folder of the book: ``overrides.d/posenc-jupyterlab.json`` makes notebook
-#: windowing "none" by default (every cell in the page: Run All reaches no cell JupyterLab has not
-#: drawn, a link scrolls to any cell; a reader may still choose another mode in Settings). A pip
-#: install puts the file in ``share/jupyter/lab/settings/overrides.d``; ``make lab`` names the folder.
+#: The book's folder of JupyterLab settings. Its ``overrides.d/posenc-jupyterlab.json`` makes
+#: notebook windowing "none" by default (every cell in the page, so Run All reaches no cell
+#: JupyterLab has not drawn and a link scrolls to any cell; a reader may still choose another mode
+#: in Settings). A pip install puts the file in ``share/jupyter/lab/settings/overrides.d``;
+#: ``make lab`` names the folder.
 LAB_SETTINGS = Path(__file__).with_name("lab_settings")
 #: The option that makes ``jupyter lab`` read it.
 SETTINGS_OPTION = f"--LabServerApp.app_settings_dir={LAB_SETTINGS}"
