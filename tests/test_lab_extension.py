@@ -123,3 +123,18 @@ def test_the_lab_extra_pins_what_make_lab_installs():
     data = project["tool"]["setuptools"]["data-files"]
     assert data["share/jupyter/labextensions/posenc-jupyterlab"] == [str((BUILT / "package.json").relative_to(ROOT))]
     assert data["share/jupyter/labextensions/posenc-jupyterlab/static"] == [str(BUILT.relative_to(ROOT) / "static/*")]
+
+
+def test_what_the_extension_works_around_is_in_the_pinned_jupyterlab():
+    """The README's sentences about JupyterLab 4.5.11, as its shipped code has them: running a code
+    cell unfolds its output, running a markdown cell unfolds its text (so the extension folds them
+    again); jupyterlab-myst takes a cell's {eval} roles from its rendered form (a cell not drawn yet
+    has none; so the extension runs it again); the cell toolbar reads a markdown cell's rendered
+    input without checking it exists (the one page error test_jupyterlab.py allows with JupyterLab's
+    own windowing). When an upgrade changes these lines, this test says the work-arounds need a look."""
+    core = "\n".join(p.read_text() for p in (INSTALLED.parent / "lab" / "static").glob("jlab_core.*.js"))
+    assert "s.clearExecution();e.outputHidden=false" in core  # CodeCell.execute
+    assert 'case"markdown":e.rendered=true;e.inputHidden=false' in core  # runCell
+    assert "const n=t.renderedInput;const i=n.node;" in core  # _markdownOverlapsToolbar
+    myst = "\n".join(p.read_text() for p in (INSTALLED / "jupyterlab-myst" / "static").glob("*.js"))
+    assert 'e.mystModel)||void 0===s?void 0:s.mdast' in myst and 'selectAll)("inlineExpression"' in myst

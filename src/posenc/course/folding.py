@@ -14,12 +14,16 @@ markers, so that a reader in JupyterLab sees what a reader of the website sees:
   is one ``{solution}`` block): a markdown cell's text and a code cell's source and output folded.
   (A markdown cell with prose around a ``{solution}`` block stays open: folding it would hide the prose.)
 
-Every other cell carries neither key. ``python -m posenc.course fold chapters`` writes the
-metadata into the notebooks, in the one JSON layout of the chapters (:func:`notebook_text`:
-what ``nbformat.write``, and so JupyterLab, writes); ``--check`` lists what is out of step and
-writes nothing. A notebook is in step when :func:`out_of_step` finds nothing: the command and
-``tests/test_folding.py`` both ask it, so the command never calls "in step" a chapter the test
-fails.
+Every other cell carries neither key. The book's JupyterLab extension applies the same rule when a
+chapter opens (``expectedFolds`` in ``src/posenc/book/lab_extension/index.js``); tests/test_jupyterlab.py
+serves every chapter without its flags and checks the folds JupyterLab shows against
+:func:`expected_folds`, so a change here needs the same change there.
+
+``python -m posenc.course fold chapters`` writes the metadata into the notebooks, in the one JSON
+layout of the chapters (:func:`notebook_text`: what ``nbformat.write``, and so JupyterLab, writes);
+``--check`` lists what is out of step and writes nothing. A notebook is in step when
+:func:`out_of_step` finds nothing: the command and ``tests/test_folding.py`` both ask it, so the
+command never calls "in step" a chapter the test fails.
 """
 
 from __future__ import annotations

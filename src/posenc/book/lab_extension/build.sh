@@ -16,7 +16,10 @@ cp "$here/index.js" "$here/package.json" "$work/"
 sed -i 's#"outputDir": "[^"]*"#"outputDir": "out"#' "$work/package.json"
 (cd "$work" && npm install --no-audit --no-fund --silent && "$jupyter" labextension build .)
 target="$here/../labextensions/posenc-jupyterlab"
-rm -rf "$target.new" && cp -r "$work/out" "$target.new"
-(cd "$here" && sha256sum index.js package.json) > "$target.new/SOURCE_SHA256"
-rm -rf "$target" && mv "$target.new" "$target"
+# the new build in a folder of this run's own, then swapped in (two builds at once never mix files)
+fresh="$(mktemp -d "$target.new.XXXXXX")"
+cp -r "$work/out/." "$fresh/"
+(cd "$here" && sha256sum index.js package.json) > "$fresh/SOURCE_SHA256"
+chmod 755 "$fresh"
+rm -rf "$target" && mv "$fresh" "$target"
 echo "built $target"

@@ -28,6 +28,7 @@ const BLOCK = /^([`:]{3,})\s*\{solution\}[\s\S]*?^\1\s*$\n?/gm;
 const EVAL = /\{eval\}`/;
 
 function source(model) { return model.sharedModel.getSource(); }
+function escaped(text) { return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'); }
 function tags(model) { return model.getMetadata('tags') || []; }
 
 /* Per cell model: {source: bool, outputs: bool}, as posenc.course.folding.expected_folds. */
@@ -131,8 +132,8 @@ function labelOf(text, cellSource) {
 
 /* The index of the cell that holds ``label`` in a notebook's JSON cells (or cell models), or -1. */
 function cellWithLabel(cells, label) {
-  const escaped = label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const target = new RegExp('^\\(' + escaped + '\\)=\\s*$|^\\s*:(?:name|label):\\s*' + escaped + '\\s*$', 'm');
+  const name = escaped(label);
+  const target = new RegExp('^\\(' + name + '\\)=\\s*$|^\\s*:(?:name|label):\\s*' + name + '\\s*$', 'm');
   return cells.findIndex(c => {
     const text = typeof c.source === 'string' ? c.source : Array.isArray(c.source) ? c.source.join('') : source(c);
     const meta = c.metadata && !c.getMetadata ? c.metadata : {mystnb: c.getMetadata ? c.getMetadata('mystnb') : null};
@@ -147,7 +148,7 @@ function shownFor(models, label) {
   for (const model of models) {
     const text = source(model);
     const found = text.match(/^[`:]{3,}\s*\{exercise\}\s*(.*)$/m);
-    if (found && new RegExp('^\\s*:label:\\s*' + label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '\\s*$', 'm').test(text)) {
+    if (found && new RegExp('^\\s*:label:\\s*' + escaped(label) + '\\s*$', 'm').test(text)) {
       return found[1].trim() ? 'Exercise: ' + found[1].trim() : 'the exercise';
     }
   }
