@@ -139,12 +139,66 @@ def open_chapter(browser, base: str, notebook: str):
     return page, errors
 
 
-def open_and_run_all(browser, base: str, notebook: str, timeout_s: float = 900):
-    """Open ``notebook``, Run All Cells (code and markdown, so jupyterlab-myst evaluates the prose's
-    ``{eval}`` roles) at the first moment the kernel is idle, as an eager reader clicks it, while
-    JupyterLab may still be drawing the notebook; wait until every cell ran.
-    Returns (page, seconds the run took, page errors)."""
-    page, errors = open_chapter(browser, base, notebook)
+# every document open in JupyterLab's main area closed, its kernel shut down first (no dialog: a
+# widget disposed of is closed as it is, saved or not)
+CLOSE_ALL = """async () => {
+  for (const widget of Array.from(window.jupyterapp.shell.widgets('main'))) {
+    if (widget.sessionContext && widget.sessionContext.session) await widget.sessionContext.shutdown();
+    widget.dispose();
+  }
+}"""
+
+
+class Reader:
+    """One browser page with JupyterLab loaded, kept for chapter after chapter: loading JupyterLab's page
+    costs about 4 s a time, and a reader opens chapter after chapter in one JupyterLab too.
+
+    :meth:`open` closes what is open (its kernels shut down), then opens the chapter from the file
+    browser's command (the first chapter: by its address, :func:`open_chapter`); the page's records of
+    errors, console messages and failed requests start empty for each chapter. After a failure,
+    :meth:`discard` drops the page, so that the next chapter starts in a fresh one."""
+
+    def __init__(self, browser, base: str):
+        self.browser, self.base = browser, base
+        self.page, self.errors = None, []
+
+    def open(self, notebook: str):
+        """Open ``notebook`` (a chapter's name, or a path under the served folder with its suffix);
+        returns (page, page errors) as :func:`open_chapter` does."""
+        if self.page is not None:
+            try:
+                self.page.evaluate(CLOSE_ALL)
+            except Exception:
+                self.discard()
+        path = notebook if "." in notebook else f"chapters/{notebook}.ipynb"
+        if self.page is None:
+            self.page, self.errors = open_chapter(self.browser, self.base, notebook)
+            return self.page, self.errors
+        self.errors.clear()
+        self.page.console_messages.clear()
+        self.page.failed_requests.clear()
+        self.page.evaluate("(path) => { window.jupyterapp.commands.execute('docmanager:open', {path}); }", path)
+        self.page.wait_for_function(
+            "(path) => { const w = window.jupyterapp.shell.currentWidget;"
+            " return !!(w && w.context && w.context.path === path); }",
+            arg=path,
+            timeout=60_000,
+        )
+        return self.page, self.errors
+
+    def discard(self) -> None:
+        if self.page is not None:
+            with contextlib.suppress(Exception):
+                self.page.context.close()
+        self.page, self.errors = None, []
+
+
+def open_and_run_all(browser, base: str, notebook: str, timeout_s: float = 900, reader: Reader | None = None):
+    """Open ``notebook`` (in ``reader``'s page if given, else in a fresh browser context), Run All Cells
+    (code and markdown, so jupyterlab-myst evaluates the prose's ``{eval}`` roles) at the first moment
+    the kernel is idle, as an eager reader clicks it, while JupyterLab may still be drawing the
+    notebook; wait until every cell ran. Returns (page, seconds the run took, page errors)."""
+    page, errors = reader.open(notebook) if reader is not None else open_chapter(browser, base, notebook)
     page.wait_for_function("() => posencLab.kernelIdle()", timeout=120_000, polling=50)
     started = time.monotonic()
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")

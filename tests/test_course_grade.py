@@ -8,6 +8,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from forked_commands import run_command
 
 from posenc.course.editions import write_student_edition
 from posenc.course.grade import grade_class
@@ -94,25 +95,26 @@ def test_feedback_names_the_mistake(graded):
 
 
 def test_the_command_line_checks_its_arguments(tmp_path):
-    run = [sys.executable, "-m", "posenc.course", "grade"]
-    missing = subprocess.run([*run, str(tmp_path / "nope"), "--course-seed", "1"], capture_output=True, text=True)
+    # each call a process of its own, forked from one that has imported the course's command
+    # (tests/forked_commands.py); the first is a fresh interpreter
+    fresh = [sys.executable, "-m", "posenc.course", "grade"]
+    missing = subprocess.run([*fresh, str(tmp_path / "nope"), "--course-seed", "1"], capture_output=True, text=True)
     assert missing.returncode == 1 and "Traceback" not in missing.stderr and len(missing.stderr.splitlines()) == 1
+
+    def course(*args, cwd=None, env=None):
+        return run_command("posenc.course", *args, cwd=cwd, env=env, timeout=600)
+
     environment = {k: v for k, v in os.environ.items() if k != "POSENC_COURSE_SEED"}
-    no_seed = subprocess.run([*run, str(tmp_path)], capture_output=True, text=True, cwd=tmp_path, env=environment)
+    no_seed = course("grade", tmp_path, cwd=tmp_path, env=environment)
     assert no_seed.returncode == 1 and "python -m posenc.course seed" in no_seed.stderr
     assert len(no_seed.stderr.splitlines()) == 1 and not (tmp_path / "grades").exists()
-    seed = subprocess.run([*run[:-1], "seed"], capture_output=True, text=True, cwd=tmp_path)
+    seed = course("seed", cwd=tmp_path)
     assert seed.returncode == 0 and (tmp_path / "posenc-course-seed.json").is_file()
-    again = subprocess.run([*run[:-1], "seed"], capture_output=True, text=True, cwd=tmp_path)
+    again = course("seed", cwd=tmp_path)
     assert again.returncode == 1 and "already has a seed" in again.stderr
-    by_file = subprocess.run(  # the seed from the file: hidden cases by default
-        [*run, str(tmp_path), "--out", str(tmp_path / "g0")], capture_output=True, text=True, cwd=tmp_path,
-        env=environment,
-    )
+    by_file = course("grade", tmp_path, "--out", tmp_path / "g0", cwd=tmp_path, env=environment)  # the file's seed
     assert by_file.returncode == 0 and (tmp_path / "g0" / "grades.csv").is_file(), by_file.stderr
-    bad_seed = subprocess.run([*run, str(tmp_path), "--course-seed", "x"], capture_output=True, text=True)
+    bad_seed = course("grade", tmp_path, "--course-seed", "x")
     assert bad_seed.returncode == 2 and "course seed" in bad_seed.stderr
-    empty = subprocess.run(
-        [*run, str(tmp_path), "--course-seed", "3", "--out", str(tmp_path / "g")], capture_output=True, text=True
-    )
+    empty = course("grade", tmp_path, "--course-seed", "3", "--out", tmp_path / "g")
     assert empty.returncode == 0 and (tmp_path / "g" / "grades.csv").is_file()

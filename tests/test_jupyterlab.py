@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from lab_driver import lab_server, move_every_control, open_and_run_all, open_chapter
+from lab_driver import Reader, lab_server, move_every_control, open_and_run_all
 
 from posenc.course.folding import expected_folds, folds_of
 
@@ -47,6 +47,14 @@ def lab(browser, lab_root):  # browser first: its CI=true rule for a missing Chr
     # saves them: the extension folds them again on open.
     with lab_server(lab_root, folded=False, POSENC_LAB_SMOKE="1") as base:
         yield base
+
+
+@pytest.fixture(scope="session")
+def reader(browser, lab):
+    # one JupyterLab page per worker, chapter after chapter (lab_driver.Reader); a failed test drops it
+    kept = Reader(browser, lab)
+    yield kept
+    kept.discard()
 
 
 def as_folds(keys):
@@ -106,8 +114,8 @@ def assert_a_save_keeps_the_folds(page, chapter, root):
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_chapter_runs_renders_and_explores_in_jupyterlab(lab, lab_root, browser, chapter):
-    page, _, page_errors = open_and_run_all(browser, lab, chapter)
+def test_chapter_runs_renders_and_explores_in_jupyterlab(lab, lab_root, browser, reader, chapter):
+    page, _, page_errors = open_and_run_all(browser, lab, chapter, reader=reader)
     try:
         assert_folded_as_the_book_folds(page, chapter)
         assert_every_number_evaluated(page, chapter)
@@ -169,8 +177,9 @@ def test_chapter_runs_renders_and_explores_in_jupyterlab(lab, lab_root, browser,
         assert labels == set(), f"{chapter}: references jupyterlab-myst could not resolve: {labels}"
 
         assert_a_save_keeps_the_folds(page, chapter, lab_root)
-    finally:
-        page.context.close()
+    except BaseException:
+        reader.discard()
+        raise
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +187,9 @@ def windowed_lab(browser, tmp_path_factory):
     # JupyterLab's own default windowing, for a reader who chose it in Settings (the book's is "none")
     root = tmp_path_factory.mktemp("jupyterlab-default")
     with lab_server(root, folded=False, windowing="contentVisibility", POSENC_LAB_SMOKE="1") as base:
-        yield base, root
+        kept = Reader(browser, base)
+        yield base, root, kept
+        kept.discard()
 
 
 @pytest.mark.parametrize("chapter", ["02_sinusoidal_encodings", "08_rope"])
@@ -189,27 +200,28 @@ def test_run_all_at_once_with_jupyterlabs_own_windowing(windowed_lab, browser, c
     page error allowed is JupyterLab's own: its cell toolbar reads the rendered form of the active
     markdown cell before that cell has finished rendering (Run All ends on the last cell;
     ``_markdownOverlapsToolbar`` in @jupyterlab/cell-toolbar 4.5.11, with or without the book's extension)."""
-    base, root = windowed_lab
-    page, _, page_errors = open_and_run_all(browser, base, chapter)
+    base, root, windowed_reader = windowed_lab
+    page, _, page_errors = open_and_run_all(browser, base, chapter, reader=windowed_reader)
     try:
         assert_folded_as_the_book_folds(page, chapter)
         assert_every_number_evaluated(page, chapter)
         ours = [e for e in page_errors if re.search(r"\n\s*at (\S+)", e).group(1) != "p._markdownOverlapsToolbar"]
         assert ours == [], f"{chapter}: {ours[:3]}"
         assert_a_save_keeps_the_folds(page, chapter, root)
-    finally:
-        page.context.close()
+    except BaseException:
+        windowed_reader.discard()
+        raise
 
 
 # the notebook in front (the others stay in the page, hidden)
 HERE = ".jp-NotebookPanel:not(.lm-mod-hidden) "
 
 
-def test_links_open_their_targets_in_jupyterlab(lab, browser):
+def test_links_open_their_targets_in_jupyterlab(lab, browser, reader):
     """A reader's clicks: a chapter link opens the chapter, a reference to an exercise further down
     or to a section far up scrolls to its cell, the notation link opens the page, chapter 8's figure
     loads."""
-    page, page_errors = open_chapter(browser, lab, "13_conventions_and_bugs")
+    page, page_errors = reader.open("13_conventions_and_bugs")
     current = "() => window.jupyterapp.shell.currentWidget.context.path"
 
     def cell_with(pattern):  # the index of the open notebook's first cell whose source matches
@@ -264,5 +276,6 @@ def test_links_open_their_targets_in_jupyterlab(lab, browser):
         image.scroll_into_view_if_needed()
         page.wait_for_function("(i) => i.complete && i.naturalWidth > 0", arg=image, timeout=10_000)
         assert page.failed_requests == [] and page_errors == [], (page.failed_requests[:3], page_errors[:3])
-    finally:
-        page.context.close()
+    except BaseException:
+        reader.discard()
+        raise

@@ -367,3 +367,48 @@ def test_a_menu_is_wide_enough_for_its_longest_option():
     made = Explorer._make_widget("model", choice(["Llama-3.1-8B", longest], label="model"), widgets)
     # never narrower than ipywidgets' 300 px, and wide enough for "model" and the longest name
     assert made.layout.width == f"max(var(--jp-widgets-inline-width), {len('model') + len(longest) + 5}ch)"
+
+
+def test_recording_a_line_once_per_state_it_takes_changes_nothing(monkeypatch):
+    """The recorder keeps a line's record by what it reads of the line (webfigure._Recorder._line_key):
+    the website's data are the same, byte for byte, as when every state records every line anew, for
+    lines that change only their data, only their style, their axis limits or not at all; a line on a
+    log axis is never kept."""
+
+    def setup(fig):
+        ax, log_ax = fig.subplots(1, 2)
+        x = np.linspace(1, 10, 50)
+        (moving,) = ax.plot(x, np.sin(x), lw=1.5)
+        (styled,) = ax.plot(x, np.cos(x), "o-", ms=4, markevery=5)
+        (still,) = ax.plot(x, 0.5 * x / 10, color="0.5")
+        (on_log,) = log_ax.plot(x, x**2)
+        log_ax.set_yscale("log")
+
+        def update(phase, look, top):
+            moving.set_ydata(np.sin(x + phase))
+            styled.set(color={"a": "C1", "b": "C2"}[look], linestyle={"a": "-", "b": "--"}[look])
+            styled.set_marker({"a": "o", "b": "s"}[look])
+            ax.set_ylim(-1.5, top)
+            on_log.set_ydata(x**top)
+            return [moving, styled, still, on_log]
+
+        return update
+
+    def explorer():
+        controls = {
+            "phase": slider(0.0, 1.0, 0.0, step=0.5),
+            "look": choice(["a", "b"]),
+            "top": slider(1.5, 2.5, 1.5, step=1.0),
+        }
+        return Explorer(setup, controls, animate="phase", alt="lines")
+
+    kept = webfigure.figure_data(explorer())
+    keys = []
+    original = webfigure._Recorder._line_key
+    monkeypatch.setattr(webfigure._Recorder, "_line_key", staticmethod(lambda line: keys.append(original(line))))
+    anew = webfigure.figure_data(explorer())
+    assert kept == anew
+    assert len(keys) == 3 * 2 * 2 * 4 and sum(k is None for k in keys) == 3 * 2 * 2  # the log axis's line
+    distinct = {k for k in keys if k is not None}
+    # `moving`: 3 phases x 2 limits; `styled`: 2 looks x 2 limits; `still`: 2 limits
+    assert len(distinct) == 6 + 4 + 2
