@@ -4,11 +4,13 @@ and one build of the whole book that the book and browser tests share."""
 import fcntl
 import functools
 import http.server
+import json
 import os
 import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import matplotlib
@@ -151,6 +153,21 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         if "built_book" in getattr(item, "fixturenames", ()) and item.path.name not in BOOK_FILES:
             raise pytest.UsageError(f"{item.nodeid} reads the built book: add {item.path.name} to BOOK_FILES")
+
+
+# Where the test run's time goes, worker by worker (issue 42): with POSENC_TEST_TIMELINE=FILE, each test
+# appends a line {"worker", "test", "start", "stop"} (seconds since the epoch) to FILE;
+# benchmarks/test_timeline.py reads it (each worker's busy time, its idle time and what it ran last).
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    start = time.time()
+    yield
+    timeline = os.environ.get("POSENC_TEST_TIMELINE")
+    if timeline:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        line = json.dumps({"worker": worker, "test": item.nodeid, "start": start, "stop": time.time()})
+        with open(timeline, "a") as out:  # one short write in append mode: lines of two workers do not mix
+            out.write(line + "\n")
 
 
 BOOK_OUT = ROOT / "_build" / "test-book"
