@@ -258,7 +258,9 @@ def add_scratch_chapter(root: Path, leave_out: str = "") -> None:
 def run_tests(root: Path, tests, tmp_path: Path) -> tuple[subprocess.CompletedProcess, list[str]]:
     """Run ``tests`` (node ids) with pytest in the copy, with the copy's posenc; the result and every
     test id that ran."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "POSENC_COURSE_KEY"))}
+    # (not this run's timeline either: the copy's tests are not this run's, conftest's POSENC_TEST_TIMELINE)
+    skipped = ("PYTEST_", "POSENC_COURSE_KEY", "POSENC_TEST_TIMELINE")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(skipped)}
     env.update(PYTHONPATH=str(root / "src"), POSENC_CHECK_ISOLATION="thread")
     report = tmp_path / f"report-{len(list(tmp_path.glob('report-*')))}.xml"
     command = [sys.executable, "-m", "pytest", "-q", "-m", "not book and not slow", "-p", "no:cacheprovider"]
