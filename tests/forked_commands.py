@@ -5,15 +5,19 @@ A command-line test needs what a shell gives a command: a process of its own, it
 standard output and error, its working folder and environment. Starting Python and importing torch
 took 2-4 s of each lab command's 5 (issue 42). So each test worker starts one *zygote*
 (``python forked_commands.py MODULE...``), which imports the modules named once and then, for each
-call, forks a child that runs the command as ``python -m`` does:
-``runpy.run_module(name, run_name="__main__", alter_sys=True)`` with the call's arguments, folder and
-environment, its file descriptors 0-2 on /dev/null and two files, and the interpreter's exit rules
-(``SystemExit``'s code; an uncaught exception prints its traceback and exits 1; exit handlers run).
+call, forks a child that runs the command as ``python -m`` runs it: the module's code in a fresh
+``__main__`` namespace with ``sys.argv[0]`` its file (``runpy.run_module(name, run_name="__main__",
+alter_sys=True)``; CPython's ``-m`` calls ``runpy._run_module_as_main``, which does the same in the
+interpreter's own, empty ``__main__``), with the call's arguments, folder and environment, its file
+descriptors 0-2 on /dev/null and two files, and the interpreter's exit rules (``SystemExit``'s code;
+an uncaught exception prints its traceback and exits 1; exit handlers run).
 
-What only a fresh interpreter shows (the time it takes to start, a command that works only because
-something else imported a module first) is not what these tests check; fresh interpreters run the
-commands' own start-up tests (test_commands.py, test_student.py, test_explain.py, and one real
-``python -m posenc.lab`` call per command in test_lab.py).
+What only a fresh interpreter shows is not what these tests check: the time it takes to start, a
+command that works only because something else imported a module first, and a setting read from the
+environment when a module is imported (the zygote's environment, not the call's: the commands tested
+this way read theirs when they run). Fresh interpreters run the commands' own start-up tests
+(test_commands.py, test_student.py, test_explain.py), and test_lab.py and test_course_grade.py keep a
+real ``python -m`` call of ``run``, ``sweep``, ``summary``, ``merge`` and ``grade``.
 """
 
 from __future__ import annotations
@@ -134,6 +138,8 @@ def run_command(module: str, *args, cwd: Path | str | None = None, timeout: floa
     timeout=timeout)`` would run it (``cwd``: this process's folder unless given; ``env``: its
     environment unless given): returns a CompletedProcess (args, returncode, stdout, stderr);
     raises subprocess.TimeoutExpired (the command killed) after ``timeout`` seconds."""
+    args = [str(a) for a in args]
+    command = [sys.executable, "-m", module, *args]
     zygote = _zygote()
     with tempfile.TemporaryDirectory() as folder:
         out, err = Path(folder, "stdout"), Path(folder, "stderr")
@@ -141,7 +147,7 @@ def run_command(module: str, *args, cwd: Path | str | None = None, timeout: floa
         err.touch()
         request = {
             "module": module,
-            "args": [str(a) for a in args],
+            "args": args,
             "cwd": str(os.getcwd() if cwd is None else cwd),
             "env": dict(os.environ if env is None else env),
             "stdout": str(out),
@@ -155,8 +161,7 @@ def run_command(module: str, *args, cwd: Path | str | None = None, timeout: floa
         except TimeoutError:
             os.kill(pid, signal.SIGKILL)
             _read_answer(zygote, 60)
-            raise subprocess.TimeoutExpired([sys.executable, "-m", module, *args], timeout) from None
-        command = [sys.executable, "-m", module, *map(str, args)]
+            raise subprocess.TimeoutExpired(command, timeout) from None
         return subprocess.CompletedProcess(command, status, out.read_text(), err.read_text())
 
 

@@ -163,14 +163,13 @@ class Reader:
         self.page, self.errors = None, []
 
     def open(self, notebook: str):
-        """Open ``notebook`` (a chapter's name, or a path under the served folder with its suffix);
-        returns (page, page errors) as :func:`open_chapter` does."""
+        """Open ``notebook`` (a chapter's name); returns (page, page errors) as :func:`open_chapter` does."""
         if self.page is not None:
             try:
                 self.page.evaluate(CLOSE_ALL)
             except Exception:
                 self.discard()
-        path = notebook if "." in notebook else f"chapters/{notebook}.ipynb"
+        path = f"chapters/{notebook}.ipynb"
         if self.page is None:
             self.page, self.errors = open_chapter(self.browser, self.base, notebook)
             return self.page, self.errors

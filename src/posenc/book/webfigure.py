@@ -278,19 +278,19 @@ class _Recorder:
         state many times over (chapter 2's wave stack: 8 times; recording took 20 s of its 28).
         None (not kept) for a line whose transform is not affine (a log axis) or whose data the
         browser computes."""
-        transform = line.get_transform()
+        transform, marker = line.get_transform(), line.get_marker()
         if not transform.is_affine or getattr(line, "_posenc_formula", None) is not None:
+            return None
+        if not isinstance(marker, str | int):  # a marker given as a path or vertices
             return None
         clip = line.get_clip_box() if line.get_clip_on() else None
         style = (
             line.get_linestyle(), line.get_linewidth(), line.get_color(), line.get_alpha(),
             getattr(line, "_dash_pattern", None), line.get_dash_capstyle(), line.get_solid_capstyle(),
             line.get_dash_joinstyle(), line.get_solid_joinstyle(), line.get_drawstyle(),
-            line.get_marker(), line.get_fillstyle(), line.get_markersize(), line.get_markerfacecolor(),
+            marker, line.get_fillstyle(), line.get_markersize(), line.get_markerfacecolor(),
             line.get_markeredgecolor(), line.get_markeredgewidth(), line.get_markevery(),
         )  # fmt: skip
-        if not isinstance(style[10], str | int):  # a marker given as a path or vertices
-            return None
         xy = np.asarray(line.get_xydata(), dtype=float)
         return (
             id(line.axes),
