@@ -1036,12 +1036,14 @@ TEXT_CLAIMS: tuple[Claim, ...] = _TEXT
 #: trained); the chapter reports them as not confirmed. Passkey (seeds 12-15, 2026-11-29): RoPE behind
 #: NoPE at 8L (3 of 4 seeds by the margin), the hybrid ahead of RoPE at 2L (2 of 4) and LongRoPE
 #: fine-tuned ahead of the plain model fine-tuned (3 of 4). Text: none. Lookup (second round, seeds
-#: 32-41): filled in once they are trained (the first round's: :data:`FIRST_LOOKUP_ROUND`).
+#: 32-41, 2026-11-29; the first round's: :data:`FIRST_LOOKUP_ROUND`): the hybrid ahead of partial RoPE
+#: past L at 4L (8 of 10 by the margin; all 32 discovery seeds held it).
 NOT_CONFIRMED: frozenset[str] = frozenset(
     {
         "rope-vs-nope-passkey-8x",
         "hybrid-vs-rope-passkey-2x",
         "longrope-ft-vs-plain-ft-passkey",
+        "hybrid-above-partial-lookup",
     }
 )
 
