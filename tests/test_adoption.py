@@ -702,6 +702,20 @@ def test_the_issue_45_corrections_recomputed():
         next(c for c in claims.PASSKEY_CLAIMS if c.name == "rope-vs-nope-passkey-8x"),
     )
     assert rope_nope["all_verdict"] == "inconclusive" and rope_nope["difference"]["n"] == 16
+    # lookup's second round: decided on seeds 0-31, checked on 32-41
+    assert claims.SEEDS["lookup"] == {"discovery": tuple(range(32)), "held_out": tuple(range(32, 42))}
+    second = {r["name"]: r for r in claims.check_claims(lookup_runs, claims.CLAIMS)}
+    assert not second["rope-above-hybrid-lookup"]["counted"]
+    rope_hybrid = next(c for c in claims.CLAIMS if c.name == "rope-above-hybrid-lookup").comparison
+    assert int(np.sum(rope_hybrid.oriented(lookup_runs, tuple(range(32))) >= 0.02)) == 28
+    assert claims.finding_threshold(32) == 29
+    assert second["hybrid-above-partial-lookup"]["discovery"] == (32, 32)
+    assert second["hybrid-above-partial-lookup"]["held_out"] == (8, 10)
+    for name in ("yarn-vs-matched-lookup", "yarn-vs-longrope-lookup"):
+        assert second[name]["held_out"] == (10, 10) and second[name]["passed"]
+    tie = second["yarn-vs-longrope-lookup"]["difference"]
+    assert tie["n"] == 42 and tie["verdict"] == "level"
+    assert f"{tie['mean']:+.3f} {tie['low']:+.3f} {tie['high']:+.5f}" == "-0.002 -0.004 +0.00004"
     # the chance that a ranking with no effect passes the held-out check, before and now
     assert claims.sign_test(2, 2) == 1 / 4
     assert claims.null_pass_probability(10) == 11 / 1024 and claims.null_pass_probability(4) == 1 / 16

@@ -587,6 +587,18 @@ def test_lookups_first_round_is_what_the_repository_shows():
     assert list(new) == list(old)
     changed = {n for n in new if (new[n].says, new[n].verdict) != (old[n].says, old[n].verdict)}
     assert changed == {n for n in first["not_confirmed"] if new[n].verdict != first["not_confirmed"][n]}
+    # nothing else moved between the rounds: the rule's settings, the thresholds, each claim's kind, task,
+    # comparison and, for a condition, its value in every seed of the files
+    assert (then.MARGINS, then.FINDING_SHARE) == (claims.MARGINS, claims.FINDING_SHARE)
+    assert (then.ROPE_KEPT, then.OTHERS_BELOW) == (claims.ROPE_KEPT, claims.OTHERS_BELOW)
+    seeds = sorted({r["config"]["seed"] for r in runs})
+    for name, claim in new.items():
+        was = old[name]
+        compared = [dataclasses.astuple(c.comparison) if c.comparison else None for c in (was, claim)]
+        assert was.kind == claim.kind and compared[0] == compared[1], name
+        assert TASK_FIXED_AFTER.get(name, claim.task) == was.task, name
+        if claim.kind != "compare":
+            assert np.array_equal(claims.seed_slacks(runs, was, seeds), claims.seed_slacks(runs, claim, seeds)), name
     for claim in new.values():  # the second round's verdicts are the rule's on seeds 0-31
         if claim.kind == "compare":
             oriented = claim.comparison.oriented(runs, claims.SEEDS["lookup"]["discovery"])
