@@ -71,6 +71,14 @@ from .multimodal import (
     mrope_position_ids,
 )
 from .papers import interpolate_at_length, load_paper_results, perplexity_from_bits, relative_to_length
+from .patches import (
+    augment_patch_coordinates,
+    axial_pair_frequencies,
+    grid_rope_angles,
+    mixed_pair_frequencies,
+    patch_coordinates,
+    raster_pair_frequencies,
+)
 from .porting import port_check
 from .positions import (
     document_ids,
@@ -135,6 +143,13 @@ __all__ = [
     "mrope_position_ids",
     "axial_rope_angles",
     "apply_axial_rope",
+    # rope over a grid of image patches
+    "patch_coordinates",
+    "augment_patch_coordinates",
+    "raster_pair_frequencies",
+    "axial_pair_frequencies",
+    "mixed_pair_frequencies",
+    "grid_rope_angles",
     # scaling
     "SCALING_METHODS",
     "scaled_inv_freq",
