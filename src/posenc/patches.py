@@ -19,9 +19,10 @@ use differ only in the vectors, so one kernel (:func:`grid_rope_angles`) serves 
   coordinates normalised to ``[-1, 1]`` (:func:`patch_coordinates` with ``centred=True``) and
   times ``2 pi`` (transformers' ``DINOv3ViTRopePositionEmbedding``).
 * **Mixed-frequency RoPE** (RoPE-Mixed, Heo et al. 2024, "Rotary Position Embedding for
-  Vision Transformer", arXiv 2403.13298, section 3.2): each pair's vector points in its own
-  direction, so a diagonal offset gets speeds of its own; the vectors are learned, and
-  :func:`mixed_pair_frequencies` gives their starting values.
+  Vision Transformer", arXiv 2403.13298): each pair's vector points in its own direction, so a
+  diagonal offset gets speeds of its own; the vectors are learned, and
+  :func:`mixed_pair_frequencies` gives the starting values of the authors' code
+  (``naver-ai/rope-vit``, ``init_2d_freqs``).
 
 DINOv3 trains with its coordinates shifted, stretched per axis ("jitter") and rescaled
 (:func:`augment_patch_coordinates`), so that other resolutions and aspect ratios look like
@@ -145,15 +146,17 @@ def axial_pair_frequencies(inv_freq, split: str = "repeat") -> np.ndarray:
     return np.concatenate((np.stack((rows, zeros_r), axis=-1), np.stack((zeros_c, cols), axis=-1)))
 
 
-def mixed_pair_frequencies(head_dim: int, base: float = 100.0, direction: float = 0.0) -> np.ndarray:
-    """RoPE-Mixed's starting frequency vectors for one head (Heo et al. 2024, arXiv 2403.13298, §3.2).
+def mixed_pair_frequencies(head_dim: int, base: float = 10.0, direction: float = 0.0) -> np.ndarray:
+    """RoPE-Mixed's starting frequency vectors for one head (Heo et al. 2024, arXiv 2403.13298).
 
-    Magnitudes ``m_k = base ** (-4k / head_dim)`` for ``k < head_dim / 4``; the first
+    Magnitudes ``m_k = base ** (-4k / head_dim)`` for ``k < head_dim / 4`` (``base`` 10 in the
+    authors' RoPE-Mixed models, ``rope_theta=10.0`` in ``naver-ai/rope-vit``); the first
     ``head_dim / 4`` pairs point in the direction ``phi = direction`` (radians from the column
     axis towards the row axis), the next ``head_dim / 4`` in ``phi + pi / 2``:
     ``f = m_k (sin phi, cos phi)`` as ``(row, col)``. With ``phi = 0`` this is axial RoPE with
-    the columns first; the paper draws ``phi`` at random per head and then learns every
-    vector. Returns float64 of shape ``(head_dim // 2, 2)``.
+    the columns first. The authors' code (``naver-ai/rope-vit``, ``init_2d_freqs``) draws
+    ``phi`` uniformly from ``[0, 2 pi)`` for each head, then trains every vector. Returns float64 of
+    shape ``(head_dim // 2, 2)``.
     """
     head_dim = check_int("head_dim", head_dim, minimum=4)
     if head_dim % 4:
