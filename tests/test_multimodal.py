@@ -380,3 +380,89 @@ def test_position_ids_by_hand():
 def test_bad_segments_are_named(segments, merge, error, pattern):
     with pytest.raises(error, match=pattern):
         posenc.mrope_position_ids(segments, merge)
+
+
+def _fake_vl_model(model_class, spatial_merge_size, **vision):
+    """The attributes ``get_rope_index`` reads from its model: the vision config and the method it calls."""
+    fake = SimpleNamespace(
+        config=SimpleNamespace(vision_config=SimpleNamespace(spatial_merge_size=spatial_merge_size, **vision))
+    )
+    fake.get_vision_position_ids = lambda *args, **kwargs: model_class.get_vision_position_ids(fake, *args, **kwargs)
+    return fake
+
+
+def _types(segments, merge, video_kind=2):
+    """mm_token_type_ids of ``segments``: 0 for text, 1 for an image, ``video_kind`` for a video's tokens."""
+    types = []
+    for segment in segments:
+        if isinstance(segment, int):
+            types += [0] * segment
+        else:
+            t, h, w = segment
+            types += [1 if t == 1 else video_kind] * (t * h * w // merge**2)
+    return types
+
+
+@pytest.mark.parametrize("tokens_per_second, second_per_grid", [(2, 1.0), (4, 0.5), (2, 2.0), (25, 0.08)])
+def test_qwen2_5_vl_spaces_a_videos_frames_by_its_seconds(tokens_per_second, second_per_grid):
+    segments = [4, (1, 4, 4), 3, (5, 4, 6), 2]
+    fake = _fake_vl_model(qwen2_5_vl.Qwen2_5_VLModel, 2, tokens_per_second=tokens_per_second)
+    types = _types(segments, 2)
+    reference, _ = qwen2_5_vl.Qwen2_5_VLModel.get_rope_index(
+        fake,
+        torch.zeros(1, len(types), dtype=torch.long),
+        torch.tensor([types]),
+        image_grid_thw=torch.tensor([[1, 4, 4]]),
+        video_grid_thw=torch.tensor([[5, 4, 6]]),
+        second_per_grid_ts=torch.tensor([second_per_grid]),
+    )
+    interval = tokens_per_second * second_per_grid
+    ours = posenc.mrope_position_ids(segments, 2, time_interval=interval)
+    np.testing.assert_array_equal(ours, reference[:, 0].numpy())
+    start, per_frame = len(_types(segments[:3], 2)), (4 // 2) * (6 // 2)
+    frame_t = ours[0, start : start + 5 * per_frame : per_frame]  # each frame's first token
+    assert (frame_t - frame_t[0]).tolist() == [int(np.floor(f * interval)) for f in range(5)]
+
+
+def test_qwen3_vl_splits_a_video_into_frames_with_timestamps_between():
+    """Qwen3-VL's ``get_rope_index`` splits a ``(t, h, w)`` video into ``t`` one-frame grids, each after the
+    timestamp's text tokens: posenc's ids for the frames given as ``(1, h, w)`` segments with those runs."""
+    merge, frames, h, w, timestamp = 2, 3, 4, 6, 5  # a timestamp "<1.5 seconds>" as 5 text tokens, say
+    segments = [3]
+    for _ in range(frames):
+        segments += [timestamp + 1, (1, h, w), 1]  # timestamp, vision start; the frame; vision end
+    segments += [2]
+    types = []
+    for segment in segments:
+        types += [0] * segment if isinstance(segment, int) else [2] * (h * w // merge**2)
+    fake = _fake_vl_model(qwen3_vl.Qwen3VLModel, merge)
+    reference, _ = qwen3_vl.Qwen3VLModel.get_rope_index(
+        fake,
+        torch.zeros(1, len(types), dtype=torch.long),
+        torch.tensor([types]),
+        video_grid_thw=torch.tensor([[frames, h, w]]),
+    )
+    np.testing.assert_array_equal(posenc.mrope_position_ids(segments, merge), reference[:, 0].numpy())
+
+
+def test_position_ids_from_a_real_image_processors_grids():
+    """The grids that transformers' Qwen2-VL image processor gives two small synthetic images (resized to
+    multiples of 28 pixels: 14-pixel patches, merged 2 x 2), then the ids against ``get_rope_index``."""
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+
+    processor = Qwen2VLImageProcessorPil()
+    images = [np.zeros((60, 90, 3), np.uint8), np.full((120, 40, 3), 255, np.uint8)]
+    grids = processor(images=images, return_tensors="pt")["image_grid_thw"]
+    assert grids.tolist() == [[1, 4, 6], [1, 8, 2]] and processor.merge_size == 2
+    segments = [5, tuple(grids[0].tolist()), 7, tuple(grids[1].tolist()), 3]
+    np.testing.assert_array_equal(posenc.mrope_position_ids(segments, 2), reference_position_ids(segments, 2))
+
+
+def test_a_video_longer_than_its_grid_is_wide_shares_t_ids_with_the_text_after_it():
+    """transformers 5.x (``current_pos += max(grid_thw[1], grid_thw[2]) // spatial_merge_size``): the frames
+    do not advance the next free position, so with 6 frames on a 2 x 2 grid the text after the video starts
+    at t = p + 2, the third of the video's six t ids."""
+    ids = posenc.mrope_position_ids([1, (6, 2, 2), 1], 1)
+    video_t, after = ids[0, 1:-1], ids[:, -1]
+    assert sorted(set(video_t.tolist())) == [1, 2, 3, 4, 5, 6] and after.tolist() == [3, 3, 3]
+    np.testing.assert_array_equal(ids, reference_position_ids([1, (6, 2, 2), 1], 1))

@@ -253,7 +253,7 @@ def _segment_error(index: int, segment) -> TypeError:
     )
 
 
-def mrope_position_ids(segments, spatial_merge_size: int = 1) -> np.ndarray:
+def mrope_position_ids(segments, spatial_merge_size: int = 1, time_interval: float = 1.0) -> np.ndarray:
     """The ``(3, seq)`` M-RoPE position ids ``(t, h, w)`` of text runs and images, as Qwen2-VL builds them.
 
     ``segments`` lists the parts of the sequence in order: an integer ``n`` is a run of
@@ -265,11 +265,23 @@ def mrope_position_ids(segments, spatial_merge_size: int = 1) -> np.ndarray:
     * text: ``t = h = w = p, p + 1, ...``; then ``p`` moves past the run;
     * image or video: a grid of ``t x (h/m) x (w/m)`` tokens (``m = spatial_merge_size``),
       frame-major then row-major, with ``t = p + frame``, ``h = p + row``,
-      ``w = p + col``; then ``p`` grows by ``max(h, w) / m``.
+      ``w = p + col``; then ``p`` grows by ``max(h, w) / m`` (the frames do not count: after a
+      video of more frames than ``max(h, w) / m``, the next text shares ``t`` ids with its last
+      frames).
+
+    ``time_interval`` spaces the frames of a video (a grid with ``t > 1``) as Qwen2.5-VL does,
+    ``t = p + floor(frame * time_interval)`` with ``time_interval = tokens_per_second *
+    second_per_grid_t`` (``Qwen2_5_VLModel.get_rope_index``: the frames' ids follow the video's
+    seconds, not its frame count); images keep ``t = p``. Here the product is formed in float64;
+    transformers forms it in float32, which can land one below where ``frame * time_interval``
+    is within float32 rounding of a whole number. Qwen3-VL instead splits a video into one-frame
+    grids with a timestamp's text tokens before each (``Qwen3VLModel.get_rope_index``): pass the
+    frames as ``(1, h, w)`` segments with the timestamps' token counts between them.
 
     Returns an int64 array of shape ``(3, total tokens)``.
     """
     m = check_int("spatial_merge_size", spatial_merge_size, minimum=1)
+    time_interval = check_real("time_interval", time_interval, minimum=0.0)
     if isinstance(segments, str | bytes) or not hasattr(segments, "__iter__") or is_torch(segments):
         raise TypeError(
             f"segments must be a list of text-run lengths and (t, h, w) grids, got {show_value(segments)} "
@@ -293,7 +305,8 @@ def mrope_position_ids(segments, spatial_merge_size: int = 1) -> np.ndarray:
                 f"segments[{index}] = ({t}, {h}, {w}): h and w must be multiples of spatial_merge_size={m} "
                 f"(the vision encoder merges {m} x {m} patches into one token)"
             )
-        grid = np.meshgrid(np.arange(t), np.arange(h // m), np.arange(w // m), indexing="ij")
+        frames = np.floor(np.arange(t) * time_interval).astype(np.int64) if t > 1 else np.zeros(1, dtype=np.int64)
+        grid = np.meshgrid(frames, np.arange(h // m), np.arange(w // m), indexing="ij")
         parts.append(np.stack(grid).reshape(3, -1).astype(np.int64) + position)
         position += max(h, w) // m
     if not parts:
