@@ -167,8 +167,44 @@ def test_raster_puts_the_patch_below_a_row_away_and_2d_one_step():
         (lambda: patches.augment_patch_coordinates([[0, 0]], shift=(1, 2, 3)), ValueError, "shift must be one number"),
         (lambda: patches.augment_patch_coordinates([[0, 0]], rescale=0), ValueError, "rescale"),
         (lambda: patches.raster_pair_frequencies([1.0], 0), ValueError, "width must be an integer >= 1"),
+        (lambda: patches.grid_similarity([[0, 0]], [[1, 0]], 1), ValueError, "centre must be an integer <= 0, got 1"),
     ],
 )
 def test_bad_input_is_named(call, error, pattern):
     with pytest.raises(error, match=pattern):
         call()
+
+
+def test_grid_similarity_is_the_normalised_score_of_a_query_with_itself():
+    """mean_i cos(offset . f_i): the RoPE score of q = k with every pair (1, 0), over its value at no offset,
+    computed here by rotating and taking dot products."""
+    pair_freqs = patches.mixed_pair_frequencies(8, base=10.0, direction=0.4)
+    coords = patches.patch_coordinates(3, 4)
+    q = np.concatenate((np.ones(4), np.zeros(4)))  # "half" layout: every pair (i, i + 4) is (1, 0)
+    angles = patches.grid_rope_angles(coords, pair_freqs)
+    rotated = rotate_pairs(np.tile(q, (12, 1)), np.cos(angles), np.sin(angles), "half")
+    scores = rotated @ rotated[5] / (q @ q)
+    np.testing.assert_allclose(patches.grid_similarity(coords, pair_freqs, 5), scores, atol=1e-14)
+    assert patches.grid_similarity(coords, pair_freqs, 5)[5] == 1.0
+
+
+def test_under_the_raster_order_the_patch_above_is_less_alike_than_the_one_beside():
+    """With RoPE's speeds over 8 pairs (base 100) on a grid 16 patches wide: under the raster order the
+    patch above is 16 positions away and keeps less similarity than the one beside; axial RoPE keeps
+    them equal."""
+    inv_freq = posenc.rope_inv_freq(16, 100.0)
+    coords = patches.patch_coordinates(16, 16)
+    centre = 8 * 16 + 8
+    for freqs, equal in (
+        (patches.raster_pair_frequencies(inv_freq, 16), False),
+        (patches.axial_pair_frequencies(inv_freq), True),
+    ):
+        sim = patches.grid_similarity(coords, freqs, centre)
+        above, beside = sim[centre - 16], sim[centre + 1]
+        by_hand = [np.cos(freqs @ [-1, 0]).mean(), np.cos(freqs @ [0, 1]).mean()]
+        assert [above, beside] == pytest.approx(by_hand, abs=1e-15)
+        assert (above == pytest.approx(beside, abs=1e-15)) == equal
+        if not equal:
+            assert above < beside
+        # the CHANGELOG's numbers
+        assert [round(above, 3), round(beside, 3)] == ([0.957, 0.957] if equal else [-0.007, 0.914])

@@ -75,6 +75,7 @@ from .patches import (
     augment_patch_coordinates,
     axial_pair_frequencies,
     grid_rope_angles,
+    grid_similarity,
     mixed_pair_frequencies,
     patch_coordinates,
     raster_pair_frequencies,
@@ -150,6 +151,7 @@ __all__ = [
     "axial_pair_frequencies",
     "mixed_pair_frequencies",
     "grid_rope_angles",
+    "grid_similarity",
     # scaling
     "SCALING_METHODS",
     "scaled_inv_freq",

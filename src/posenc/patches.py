@@ -42,6 +42,7 @@ __all__ = [
     "axial_pair_frequencies",
     "mixed_pair_frequencies",
     "grid_rope_angles",
+    "grid_similarity",
 ]
 
 
@@ -186,3 +187,21 @@ def grid_rope_angles(coords, pair_freqs) -> np.ndarray:
             f"pair_freqs must have shape (n_pairs, 2): a (row, col) frequency per pair, got shape {pair_freqs.shape}"
         )
     return coords.astype(np.float64) @ pair_freqs.astype(np.float64).T
+
+
+def grid_similarity(coords, pair_freqs, centre: int) -> np.ndarray:
+    """How alike 2-D RoPE leaves the patch ``centre`` and every patch: ``mean_i cos((p - p_c) . f_i)``.
+
+    The score of a query and a key with the same content, ``q = k``, equal weight in every pair
+    (``|q_i| = 1``), divided by its value at no offset: 1 at the centre itself, and for every
+    other patch the average over the pairs of the cosine of the angle the offset turns that pair
+    by (:func:`grid_rope_angles` of the offset). Under 1-D RoPE over the raster order
+    (:func:`raster_pair_frequencies`) the patch above is ``width`` positions away, under axial
+    RoPE one row away; the map shows which of its neighbours a patch still resembles.
+
+    ``coords`` ``(n, 2)`` and ``pair_freqs`` ``(n_pairs, 2)`` as for :func:`grid_rope_angles`;
+    ``centre`` an index into ``coords``. Returns float64 of shape ``(n,)``.
+    """
+    angles = grid_rope_angles(coords, pair_freqs)
+    centre = check_int("centre", centre, minimum=0, maximum=angles.shape[0] - 1)
+    return np.cos(angles - angles[centre]).mean(axis=-1)
