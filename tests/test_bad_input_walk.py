@@ -109,8 +109,27 @@ VALID_CALLS = {
         ),
     ),
     "mrope_position_ids": (
-        dict(segments=[2, (1, 4, 4), 3], spatial_merge_size=2),
-        dict(segments="array", spatial_merge_size="size"),
+        dict(segments=[2, (1, 4, 4), 3, (3, 2, 2)], spatial_merge_size=2, time_interval=1.5),
+        dict(segments="array", spatial_merge_size="size", time_interval="real"),
+    ),
+    "patch_coordinates": (dict(height=3, width=4, centred=True), dict(height="size", width="size", centred="bool")),
+    "augment_patch_coordinates": (
+        dict(coords=[[0.5, -0.5], [0.1, 0.2]], shift=(0.1, -0.1), jitter=(1.2, 0.9), rescale=1.5),
+        dict(coords="array", shift="array", jitter="array", rescale="real"),
+    ),
+    "raster_pair_frequencies": (dict(inv_freq=INV8, width=5), dict(inv_freq="array", width="size")),
+    "axial_pair_frequencies": (dict(inv_freq=INV8, split="alternate"), dict(inv_freq="array", split="choice")),
+    "mixed_pair_frequencies": (
+        dict(head_dim=8, base=10.0, direction=0.3),
+        dict(head_dim="size", base="real", direction="real"),
+    ),
+    "grid_rope_angles": (
+        dict(coords=[[0, 0], [1, 2]], pair_freqs=[[0.1, 0.2], [0.3, -0.1]]),
+        dict(coords="array", pair_freqs="array"),
+    ),
+    "grid_similarity": (
+        dict(coords=[[0, 0], [1, 2]], pair_freqs=[[0.1, 0.2], [0.3, -0.1]], centre=1),
+        dict(coords="array", pair_freqs="array", centre="size"),
     ),
     "axial_rope_angles": (
         dict(rows=[0, 0, 1], cols=[0, 1, 0], inv_freq=INV8[:2]),
