@@ -22,7 +22,8 @@ use differ only in the vectors, so one kernel (:func:`grid_rope_angles`) serves 
   Vision Transformer", arXiv 2403.13298): each pair's vector points in its own direction, so a
   diagonal offset gets speeds of its own; the vectors are learned, and
   :func:`mixed_pair_frequencies` gives the starting values of the authors' code
-  (``naver-ai/rope-vit``, ``init_2d_freqs``).
+  (``naver-ai/rope-vit``, ``deit/models_v2_rope.py`` at commit ``04a2ad8``,
+  ``init_random_2d_freqs``).
 
 DINOv3 trains with its coordinates shifted, stretched per axis ("jitter") and rescaled
 (:func:`augment_patch_coordinates`), so that other resolutions and aspect ratios look like
@@ -151,12 +152,13 @@ def mixed_pair_frequencies(head_dim: int, base: float = 10.0, direction: float =
     """RoPE-Mixed's starting frequency vectors for one head (Heo et al. 2024, arXiv 2403.13298).
 
     Magnitudes ``m_k = base ** (-4k / head_dim)`` for ``k < head_dim / 4`` (``base`` 10 in the
-    authors' RoPE-Mixed models, ``rope_theta=10.0`` in ``naver-ai/rope-vit``); the first
+    authors' RoPE-Mixed models: ``rope_theta=10.0`` in the ``rope_mixed_deit_*`` models of
+    ``naver-ai/rope-vit``, ``deit/models_v2_rope.py`` at commit ``04a2ad8``); the first
     ``head_dim / 4`` pairs point in the direction ``phi = direction`` (radians from the column
     axis towards the row axis), the next ``head_dim / 4`` in ``phi + pi / 2``:
     ``f = m_k (sin phi, cos phi)`` as ``(row, col)``. With ``phi = 0`` this is axial RoPE with
-    the columns first. The authors' code (``naver-ai/rope-vit``, ``init_2d_freqs``) draws
-    ``phi`` uniformly from ``[0, 2 pi)`` for each head, then trains every vector. Returns float64 of
+    the columns first. The authors' code (``init_random_2d_freqs`` in that file) draws ``phi``
+    uniformly from ``[0, 2 pi)`` for each head of each layer, then trains every vector. Returns float64 of
     shape ``(head_dim // 2, 2)``.
     """
     head_dim = check_int("head_dim", head_dim, minimum=4)

@@ -452,8 +452,8 @@ def _compare(name, says, task, factor, first, second, verdict, value="all") -> C
 def _seeds(name, says, slack, kind="seeds") -> Claim:
     """A condition given by its slack; the task is the one its name names ("passkey", "text"; else lookup).
 
-    (At commit 3bba2d3, which the held-out seeds were trained at, the task was the one the name
-    *ended* with, which attached passkey-within-L, alibi-passkey-8x and nope-passkey-falls to
+    (At commit 3bba2d3, which the passkey and text held-out seeds (and lookup's first round) were
+    trained at, the task was the one the name *ended* with, which attached passkey-within-L, alibi-passkey-8x and nope-passkey-falls to
     lookup's seed lists; fixed after the passkey held-out seeds were trained, no threshold changed.)"""
     task = next((t for t in ("passkey", "text") if t in name.split("-")), "lookup")
     return Claim(name, says, kind, slack=slack, task=task)
