@@ -453,8 +453,9 @@ def _seeds(name, says, slack, kind="seeds") -> Claim:
     """A condition given by its slack; the task is the one its name names ("passkey", "text"; else lookup).
 
     (At commit 3bba2d3, which the passkey and text held-out seeds (and lookup's first round) were
-    trained at, the task was the one the name *ended* with, which attached passkey-within-L, alibi-passkey-8x and nope-passkey-falls to
-    lookup's seed lists; fixed after the passkey held-out seeds were trained, no threshold changed.)"""
+    trained at, the task was the one the name *ended* with, which attached passkey-within-L,
+    alibi-passkey-8x and nope-passkey-falls to lookup's seed lists; fixed after the passkey held-out
+    seeds were trained, no threshold changed.)"""
     task = next((t for t in ("passkey", "text") if t in name.split("-")), "lookup")
     return Claim(name, says, kind, slack=slack, task=task)
 
